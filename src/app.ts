@@ -1,0 +1,54 @@
+import Koa from 'koa';
+import type { Config } from './config.js';
+import type { Db } from './db/connection.js';
+import { PostsRepository } from './db/posts.js';
+import { TermsRepository } from './db/terms.js';
+import { UsersRepository } from './db/users.js';
+import { CredentialVerifier } from './domain/passwords.js';
+import { discoveryHandlers } from './handlers/discovery.js';
+import { notImplementedHandlers } from './handlers/notImplemented.js';
+import { categoryHandlers, tagHandlers } from './handlers/terms.js';
+import { authenticate } from './http/auth.js';
+import { createBackend, type Backend } from './http/backend.js';
+import { readBody } from './http/body.js';
+import { dispatch } from './http/dispatch.js';
+import type { Handlers } from './http/operation.js';
+import { respond } from './http/respond.js';
+import { resolveRoute } from './http/route.js';
+import type { Logger } from './log.js';
+
+export interface Repositories {
+  users: UsersRepository;
+  terms: TermsRepository;
+  posts: PostsRepository;
+}
+
+export function createRepositories(db: Db): Repositories {
+  return { users: new UsersRepository(db), terms: new TermsRepository(db), posts: new PostsRepository(db) };
+}
+
+export interface App {
+  koa: Koa;
+  backend: Backend;
+  repos: Repositories;
+}
+
+/** The Koa application over an open, migrated database (no listen). Middleware runs in the order below. */
+export async function createApp({ db, config, log }: { db: Db; config: Config; log: Logger }): Promise<App> {
+  const repos = createRepositories(db);
+  const handlers = {
+    ...discoveryHandlers(config),
+    ...categoryHandlers(repos),
+    ...tagHandlers(repos),
+    ...notImplementedHandlers(),
+  } satisfies Handlers;
+  const backend = await createBackend(handlers, { validateResponses: config.validateResponses });
+
+  const koa = new Koa({ proxy: config.trustProxy });
+  koa.use(respond(config, log)); // errors → WordPress shape, common headers, _fields, _envelope, JSON
+  koa.use(resolveRoute(backend, config)); // rest_route, /de /fr, _method, route match, query normalisation
+  koa.use(readBody(config.bodyLimitBytes)); // JSON and form bodies, size limit
+  koa.use(authenticate(new CredentialVerifier(repos.users))); // application passwords
+  koa.use(dispatch(backend)); // OPTIONS, openapi-backend: validate, check capabilities, typed handler
+  return { koa, backend, repos };
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+import { ConfigError } from './config.js';
+import { MigrationError } from './db/migrate.js';
+import { run, UsageError } from './commands.js';
+
+run(process.argv.slice(2)).catch((err: unknown) => {
+  const known = err instanceof UsageError || err instanceof ConfigError || err instanceof MigrationError;
+  if (known || String((err as { code?: unknown }).code ?? '').startsWith('ERR_PARSE_ARGS')) {
+    process.stderr.write(`almanac: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  throw err;
+});

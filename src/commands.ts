@@ -1,0 +1,123 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from './config.js';
+import { openDatabase, type Db } from './db/connection.js';
+import { migrate } from './db/migrate.js';
+import { UsersRepository, type User } from './db/users.js';
+import { isRole, ROLES, type Role } from './domain/capabilities.js';
+import { addGeneratedPassword } from './domain/passwords.js';
+import { serve } from './server.js';
+
+const USAGE = `usage: almanac <command>
+
+  serve                                   start the server (same as npm start)
+  migrate                                 bring the database to the newest schema
+  user add <login> [--role R] [--email E] add a user (role: ${ROLES.join(', ')}; default subscriber)
+  user list                               list users
+  user set-role <login> <role>            change a user's role
+  user remove <login> --reassign <login>  remove a user, giving their records to another
+  app-password add <login> [--name N]     create an application password and print it (shown once)
+  app-password list <login>               list a user's application passwords
+  app-password revoke <login> <uuid>      revoke an application password
+
+The database is ALMANAC_DB (default ./data/almanac.sqlite).`;
+
+/** A command used wrongly: printed without a stack, exit status 2. */
+export class UsageError extends Error {}
+
+function open(): Db {
+  const db = openDatabase(loadConfig().dbPath);
+  migrate(db);
+  return db;
+}
+
+function role(value: string | undefined): Role {
+  if (!value || !isRole(value)) throw new UsageError(`role must be one of ${ROLES.join(', ')}${value ? `, not "${value}"` : ''}`);
+  return value;
+}
+
+function userNamed(users: UsersRepository, login: string | undefined): User {
+  if (!login) throw new UsageError('a login is required');
+  const user = users.findByLoginOrEmail(login);
+  if (!user) throw new UsageError(`no user "${login}"`);
+  return user;
+}
+
+export async function run(argv: string[], out: (line: string) => void = console.log): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { role: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, reassign: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+  const [command, sub, ...rest] = positionals;
+  if (values.help || !command) {
+    out(USAGE);
+    return;
+  }
+  if (command === 'serve') {
+    await serve(loadConfig());
+    return;
+  }
+  if (command === 'migrate') {
+    const db = openDatabase(loadConfig().dbPath);
+    const applied = migrate(db);
+    out(applied.length ? `migrated to version ${applied.at(-1)}` : 'already up to date');
+    db.close();
+    return;
+  }
+  const db = open();
+  try {
+    const users = new UsersRepository(db);
+    const key = `${command} ${sub ?? ''}`.trim();
+    switch (key) {
+      case 'user add': {
+        const login = rest[0];
+        if (!login || !/^[A-Za-z0-9._@-]{1,60}$/.test(login)) throw new UsageError('a login of letters, digits, . _ @ - (at most 60) is required');
+        if (users.findByLoginOrEmail(login)) throw new UsageError(`a user "${login}" already exists`);
+        if (values.email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(values.email)) throw new UsageError(`"${values.email}" is not an e-mail address`);
+        if (values.email && users.findByLoginOrEmail(values.email)) throw new UsageError(`the e-mail address "${values.email}" is taken`);
+        const user = users.create({ login, email: values.email ?? null, role: values.role ? role(values.role) : 'subscriber' });
+        out(`user ${user.login} (id ${user.id}, ${user.role}) added`);
+        return;
+      }
+      case 'user list':
+        for (const u of users.list()) out(`${u.id}\t${u.login}\t${u.role}\t${u.email ?? ''}`);
+        return;
+      case 'user set-role': {
+        const user = userNamed(users, rest[0]);
+        users.setRole(user.id, role(rest[1]));
+        out(`user ${user.login} is now ${rest[1]}`);
+        return;
+      }
+      case 'user remove': {
+        const user = userNamed(users, rest[0]);
+        if (!values.reassign) throw new UsageError('--reassign <login> is required: their records need a new author');
+        const heir = userNamed(users, values.reassign);
+        if (heir.id === user.id) throw new UsageError('a user cannot inherit their own records');
+        users.remove(user.id, heir.id);
+        out(`user ${user.login} removed; records reassigned to ${heir.login}`);
+        return;
+      }
+      case 'app-password add': {
+        const user = userNamed(users, rest[0]);
+        out(addGeneratedPassword(users, user.id, values.name ?? 'almanac cli').display);
+        return;
+      }
+      case 'app-password list': {
+        const user = userNamed(users, rest[0]);
+        for (const p of users.passwordsOf(user.id)) out(`${p.uuid}\t${p.name}\tcreated ${p.createdUtc}\tlast used ${p.lastUsedUtc ?? 'never'}`);
+        return;
+      }
+      case 'app-password revoke': {
+        const user = userNamed(users, rest[0]);
+        if (!rest[1]) throw new UsageError('the uuid of the password is required (see app-password list)');
+        if (!users.revokePassword(user.id, rest[1])) throw new UsageError(`${user.login} has no application password ${rest[1]}`);
+        out(`revoked ${rest[1]}`);
+        return;
+      }
+      default:
+        throw new UsageError(`unknown command "${key}"\n\n${USAGE}`);
+    }
+  } finally {
+    db.close();
+  }
+}

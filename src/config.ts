@@ -1,0 +1,102 @@
+import { parseZone } from './domain/dates.js';
+import type { LogLevel } from './log.js';
+
+/** Almanac's configuration; every field comes from an optional environment variable (README "Configuration"). */
+export interface Config {
+  port: number;
+  host: string;
+  dbPath: string;
+  /** Site timezone as given: an IANA id or `UTC±N`. */
+  siteTimezone: string;
+  /** Site URL for absolute links, without a trailing slash; null → from the request's Host header. */
+  publicUrl: string | null;
+  trustProxy: boolean;
+  adminUser: string | null;
+  adminPassword: string | null;
+  geofenceKm: number;
+  workers: number;
+  bodyLimitBytes: number;
+  /** `*` echoes any Origin; otherwise the allowed origins. */
+  corsOrigins: '*' | string[];
+  authMaxFailures: number;
+  authLockSeconds: number;
+  logLevel: LogLevel;
+  /** Check every handler response against the spec (on in tests; costs time in production). */
+  validateResponses: boolean;
+}
+
+export class ConfigError extends Error {}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, not "${raw}"`);
+  }
+  return Number(raw);
+}
+
+/** `1mb`, `512kb`, `2048` (bytes). */
+export function parseByteSize(text: string): number | null {
+  const m = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i.exec(text.trim());
+  if (!m) return null;
+  const unit = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(m[2] ?? 'b').toLowerCase() as 'b'];
+  return Math.floor(Number(m[1]) * unit);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const timezone = env.ALMANAC_TIMEZONE || 'UTC+0';
+  if (!parseZone(timezone)) throw new ConfigError(`ALMANAC_TIMEZONE must be an IANA timezone or UTC±N, not "${timezone}"`);
+
+  let publicUrl: string | null = null;
+  if (env.ALMANAC_PUBLIC_URL) {
+    let url: URL;
+    try {
+      url = new URL(env.ALMANAC_PUBLIC_URL);
+    } catch {
+      throw new ConfigError(`ALMANAC_PUBLIC_URL must be an absolute URL, not "${env.ALMANAC_PUBLIC_URL}"`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('ALMANAC_PUBLIC_URL must be http or https');
+    publicUrl = (url.origin + url.pathname).replace(/\/+$/, '');
+  }
+
+  const bodyLimit = parseByteSize(env.ALMANAC_BODY_LIMIT || '1mb');
+  if (bodyLimit === null || bodyLimit < 1) throw new ConfigError(`ALMANAC_BODY_LIMIT must be a size such as 1mb or 512kb, not "${env.ALMANAC_BODY_LIMIT}"`);
+
+  const geofence = Number(env.ALMANAC_GEOFENCE_KM || '40.2');
+  if (!Number.isFinite(geofence) || geofence <= 0) throw new ConfigError(`ALMANAC_GEOFENCE_KM must be a positive number, not "${env.ALMANAC_GEOFENCE_KM}"`);
+
+  const workersRaw = env.ALMANAC_WORKERS || '1';
+  const workers = workersRaw === 'auto' ? 0 : integer(env, 'ALMANAC_WORKERS', 1, 1, 256);
+
+  const logLevel = (env.ALMANAC_LOG_LEVEL || 'info') as LogLevel;
+  if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel)) {
+    throw new ConfigError(`ALMANAC_LOG_LEVEL must be debug, info, warn, error or silent, not "${logLevel}"`);
+  }
+
+  const cors = (env.ALMANAC_CORS_ORIGINS ?? '*').trim();
+  const adminUser = env.ALMANAC_ADMIN_USER || null;
+  const adminPassword = env.ALMANAC_ADMIN_PASSWORD || null;
+  if ((adminUser === null) !== (adminPassword === null)) {
+    throw new ConfigError('ALMANAC_ADMIN_USER and ALMANAC_ADMIN_PASSWORD go together: set both or neither');
+  }
+
+  return {
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: env.HOST || '127.0.0.1',
+    dbPath: env.ALMANAC_DB || './data/almanac.sqlite',
+    siteTimezone: timezone,
+    publicUrl,
+    trustProxy: env.ALMANAC_TRUST_PROXY === '1',
+    adminUser,
+    adminPassword,
+    geofenceKm: geofence,
+    workers,
+    bodyLimitBytes: bodyLimit,
+    corsOrigins: cors === '*' ? '*' : cors.split(',').map((o) => o.trim()).filter(Boolean),
+    authMaxFailures: integer(env, 'ALMANAC_AUTH_MAX_FAILURES', 10, 1, 1_000_000),
+    authLockSeconds: integer(env, 'ALMANAC_AUTH_LOCK_SECONDS', 900, 1, 31_536_000),
+    logLevel,
+    validateResponses: false,
+  };
+}

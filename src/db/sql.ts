@@ -1,0 +1,28 @@
+import type { Statement } from 'better-sqlite3';
+import type { Db } from './connection.js';
+
+/**
+ * Prepared statements for SQL built from a bounded set of filter combinations: each distinct text is prepared
+ * once and reused, so list queries never re-parse SQL per request.
+ */
+export class StatementCache {
+  private readonly statements = new Map<string, Statement>();
+  constructor(private readonly db: Db) {}
+
+  get<Row>(sql: string): Statement<unknown[], Row> {
+    let stmt = this.statements.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare(sql);
+      this.statements.set(sql, stmt);
+    }
+    return stmt as Statement<unknown[], Row>;
+  }
+}
+
+/**
+ * SQL condition for "published" posts of alias `p`: `publish`, or `future` whose date has come (a scheduled record
+ * counts as published from its date on, with no scheduler). Needs an `@now` parameter (UTC wire time).
+ */
+export function publishedCondition(p: string): string {
+  return `(${p}.status = 'publish' OR (${p}.status = 'future' AND ${p}.date_utc <= @now))`;
+}

@@ -1,0 +1,216 @@
+import type { Lang } from '../http/state.js';
+import type { Db } from './connection.js';
+import { StatementCache, publishedCondition } from './sql.js';
+
+export type Taxonomy = 'category' | 'tag';
+
+export interface TermRecord {
+  id: number;
+  taxonomy: Taxonomy;
+  name: string;
+  slug: string;
+  description: string;
+  /** 0 for none, as WordPress reports it. */
+  parentId: number;
+  lang: Lang;
+  translationGroup: number;
+  /** Published events using the term. */
+  count: number;
+}
+
+export interface TermListQuery {
+  taxonomy: Taxonomy;
+  lang: Lang;
+  search?: string;
+  include?: number[];
+  exclude?: number[];
+  /** 0: top-level only. */
+  parentId?: number;
+  eventId?: number;
+  slug?: string;
+  hideEmpty: boolean;
+  orderBy: 'name' | 'id' | 'slug' | 'count' | 'description' | 'include' | 'none';
+  descending: boolean;
+  limit: number;
+  offset: number;
+}
+
+export interface TermInput {
+  taxonomy: Taxonomy;
+  name: string;
+  slug: string;
+  description: string;
+  parentId: number;
+  lang: Lang;
+  /** Join the translation group of this term; null: a group of its own. */
+  translationOf: number | null;
+}
+
+interface TermRow { id: number; taxonomy: string; name: string; slug: string; description: string; parent_id: number | null; lang: string; translation_group: number; count: number }
+
+const COUNT = `(SELECT COUNT(*) FROM event_terms et JOIN posts p ON p.id = et.event_id WHERE et.term_id = t.id AND ${publishedCondition('p')})`;
+
+const toTerm = (r: TermRow): TermRecord => ({
+  id: r.id, taxonomy: r.taxonomy as Taxonomy, name: r.name, slug: r.slug, description: r.description,
+  parentId: r.parent_id ?? 0, lang: r.lang as Lang, translationGroup: r.translation_group, count: r.count,
+});
+
+const ORDER: Record<TermListQuery['orderBy'], string> = {
+  name: 'name COLLATE NOCASE', id: 'id', slug: 'slug', count: 'count', description: 'description COLLATE NOCASE',
+  include: '(SELECT key FROM json_each(@include) WHERE value = id)', none: 'id',
+};
+
+/** Event categories and tags. */
+export class TermsRepository {
+  private readonly stmts;
+  private readonly cache: StatementCache;
+
+  constructor(private readonly db: Db) {
+    this.cache = new StatementCache(db);
+    this.stmts = {
+      byId: db.prepare<{ id: number; now: string }, TermRow>(`SELECT t.*, ${COUNT} AS count FROM terms t WHERE t.id = @id`),
+      idBySlug: db.prepare<[string, string, string], { id: number }>('SELECT id FROM terms WHERE taxonomy = ? AND lang = ? AND slug = ?'),
+      slugOwner: db.prepare<[string, string, string], { id: number }>('SELECT id FROM terms WHERE taxonomy = ? AND lang = ? AND slug = ?'),
+      sameName: db.prepare<{ taxonomy: string; lang: string; name: string; parent: number | null; anyParent: number }, { id: number }>(
+        `SELECT id FROM terms WHERE taxonomy = @taxonomy AND lang = @lang AND name = @name COLLATE NOCASE
+           AND (@anyParent = 1 OR parent_id IS @parent) LIMIT 1`,
+      ),
+      insert: db.prepare(`INSERT INTO terms (taxonomy, name, slug, description, parent_id, lang, translation_group)
+                          VALUES (@taxonomy, @name, @slug, @description, @parent, @lang, 0)`),
+      setGroup: db.prepare('UPDATE terms SET translation_group = @group WHERE id = @id'),
+      groupLangs: db.prepare<[string, number], { lang: string; id: number }>('SELECT lang, id FROM terms WHERE taxonomy = ? AND translation_group = ?'),
+      update: db.prepare('UPDATE terms SET name = @name, slug = @slug, description = @description, parent_id = @parent WHERE id = @id'),
+      reparent: db.prepare('UPDATE terms SET parent_id = @to WHERE parent_id = @from'),
+      remove: db.prepare('DELETE FROM terms WHERE id = ?'),
+      translations: db.prepare<{ taxonomy: string; groups: string }, { translation_group: number; lang: string; id: number }>(
+        'SELECT translation_group, lang, id FROM terms WHERE taxonomy = @taxonomy AND translation_group IN (SELECT value FROM json_each(@groups)) ORDER BY id',
+      ),
+      ancestry: db.prepare<{ ids: string }, { start: number; slug: string }>(
+        `WITH RECURSIVE chain(start, slug, parent_id, depth) AS (
+           SELECT id, slug, parent_id, 0 FROM terms WHERE id IN (SELECT value FROM json_each(@ids))
+           UNION ALL
+           SELECT c.start, p.slug, p.parent_id, c.depth + 1 FROM chain c JOIN terms p ON p.id = c.parent_id WHERE c.depth < 64
+         ) SELECT start, slug FROM chain ORDER BY start, depth DESC`,
+      ),
+      isAncestor: db.prepare<{ ancestor: number; id: number }, { found: number }>(
+        `WITH RECURSIVE up(id, depth) AS (SELECT parent_id, 0 FROM terms WHERE id = @id
+           UNION ALL SELECT t.parent_id, up.depth + 1 FROM up JOIN terms t ON t.id = up.id WHERE up.depth < 64)
+         SELECT 1 AS found FROM up WHERE id = @ancestor LIMIT 1`,
+      ),
+    };
+  }
+
+  findById(id: number): TermRecord | null {
+    const row = this.stmts.byId.get({ id, now: nowUtc() });
+    return row ? toTerm(row) : null;
+  }
+
+  /** The term of this taxonomy and language named by an id or a slug, or null. */
+  resolve(taxonomy: Taxonomy, lang: Lang, ref: number | string): number | null {
+    if (typeof ref === 'number') {
+      const term = this.findById(ref);
+      return term && term.taxonomy === taxonomy ? term.id : null;
+    }
+    return this.stmts.idBySlug.get(taxonomy, lang, ref)?.id ?? null;
+  }
+
+  list(q: TermListQuery): { items: TermRecord[]; total: number } {
+    const where = ['t.taxonomy = @taxonomy', 't.lang = @lang'];
+    if (q.search !== undefined) where.push(`(t.name LIKE @search ESCAPE '\\' OR t.slug LIKE @search ESCAPE '\\')`);
+    if (q.include) where.push('t.id IN (SELECT value FROM json_each(@include))');
+    if (q.exclude) where.push('t.id NOT IN (SELECT value FROM json_each(@exclude))');
+    if (q.parentId !== undefined) where.push(q.parentId === 0 ? 't.parent_id IS NULL' : 't.parent_id = @parentId');
+    if (q.eventId !== undefined) where.push('t.id IN (SELECT term_id FROM event_terms WHERE event_id = @eventId)');
+    if (q.slug !== undefined) where.push('t.slug = @slug');
+    const base = `SELECT * FROM (SELECT t.*, ${COUNT} AS count FROM terms t WHERE ${where.join(' AND ')})${q.hideEmpty ? ' WHERE count > 0' : ''}`;
+    const direction = q.descending ? 'DESC' : 'ASC';
+    const params = {
+      taxonomy: q.taxonomy, lang: q.lang, now: nowUtc(), limit: q.limit, offset: q.offset,
+      search: q.search === undefined ? undefined : `%${q.search.replace(/[\\%_]/g, (c) => '\\' + c)}%`,
+      include: q.include ? JSON.stringify(q.include) : undefined, exclude: q.exclude ? JSON.stringify(q.exclude) : undefined,
+      parentId: q.parentId || undefined, eventId: q.eventId, slug: q.slug,
+    };
+    const bound = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined));
+    const orderBy = q.orderBy === 'include' && !q.include ? ORDER.name : ORDER[q.orderBy];
+    const rows = this.cache.get<TermRow>(`${base} ORDER BY ${orderBy} ${direction}, id ${direction} LIMIT @limit OFFSET @offset`).all(bound);
+    const { total } = this.cache.get<{ total: number }>(`SELECT COUNT(*) AS total FROM (${base})`).get(without(bound, 'limit', 'offset'))!;
+    return { items: rows.map(toTerm), total };
+  }
+
+  /** `{lang: id}` of each translation group asked for. */
+  translations(taxonomy: Taxonomy, groups: number[]): Map<number, Partial<Record<Lang, number>>> {
+    const out = new Map<number, Partial<Record<Lang, number>>>();
+    if (groups.length === 0) return out;
+    for (const r of this.stmts.translations.all({ taxonomy, groups: JSON.stringify([...new Set(groups)]) })) {
+      const entry = out.get(r.translation_group) ?? {};
+      entry[r.lang as Lang] = r.id;
+      out.set(r.translation_group, entry);
+    }
+    return out;
+  }
+
+  /** Each category's slug path from its top ancestor down (`music/jazz`), for archive URLs. */
+  slugPaths(ids: number[]): Map<number, string> {
+    const out = new Map<number, string>();
+    if (ids.length === 0) return out;
+    for (const r of this.stmts.ancestry.all({ ids: JSON.stringify([...new Set(ids)]) })) {
+      out.set(r.start, out.has(r.start) ? `${out.get(r.start)}/${r.slug}` : r.slug);
+    }
+    return out;
+  }
+
+  /** A term of the same taxonomy and language with this name (any case) — under `parentId` for categories. */
+  findSameName(taxonomy: Taxonomy, lang: Lang, name: string, parentId: number): number | null {
+    const anyParent = taxonomy === 'tag' ? 1 : 0;
+    return this.stmts.sameName.get({ taxonomy, lang, name, parent: parentId || null, anyParent })?.id ?? null;
+  }
+
+  slugOwner(taxonomy: Taxonomy, lang: Lang, slug: string): number | null {
+    return this.stmts.slugOwner.get(taxonomy, lang, slug)?.id ?? null;
+  }
+
+  /** Whether `ancestor` is `id` itself or above it in the category tree. */
+  isSelfOrAncestor(ancestor: number, id: number): boolean {
+    return ancestor === id || Boolean(this.stmts.isAncestor.get({ ancestor, id }));
+  }
+
+  /** Languages already present in a term's translation group. */
+  groupOf(id: number): { group: number; langs: Partial<Record<Lang, number>> } | null {
+    const term = this.findById(id);
+    if (!term) return null;
+    const langs: Partial<Record<Lang, number>> = {};
+    for (const r of this.stmts.groupLangs.all(term.taxonomy, term.translationGroup)) langs[r.lang as Lang] = r.id;
+    return { group: term.translationGroup, langs };
+  }
+
+  /** Inserts a term; the caller runs this inside `transaction` together with its uniqueness checks. */
+  insert(input: TermInput): number {
+    const id = Number(this.stmts.insert.run({ taxonomy: input.taxonomy, name: input.name, slug: input.slug, description: input.description, parent: input.parentId || null, lang: input.lang }).lastInsertRowid);
+    const group = input.translationOf === null ? id : this.findById(input.translationOf)!.translationGroup;
+    this.stmts.setGroup.run({ id, group });
+    return id;
+  }
+
+  update(id: number, fields: { name: string; slug: string; description: string; parentId: number }): void {
+    this.stmts.update.run({ id, name: fields.name, slug: fields.slug, description: fields.description, parent: fields.parentId || null });
+  }
+
+  /** Deletes a term; its children move up to its parent and events lose it. */
+  remove(term: TermRecord): void {
+    this.stmts.reparent.run({ from: term.id, to: term.parentId || null });
+    this.stmts.remove.run(term.id);
+  }
+
+  /** Runs `work` in one immediate write transaction. */
+  transaction<T>(work: () => T): T {
+    return this.db.transaction(work).immediate();
+  }
+}
+
+function without<T extends Record<string, unknown>>(o: T, ...keys: string[]): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k))) as Partial<T>;
+}
+
+function nowUtc(): string {
+  return new Date().toISOString().slice(0, 19).replace('T', ' ');
+}

@@ -1,0 +1,151 @@
+import { createHash, randomBytes, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
+import type { AppPassword, User, UsersRepository } from '../db/users.js';
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 } as const;
+
+/** A random 24-character application password (≈143 bits), shown as WordPress does: six groups of four. */
+export function generateSecret(): { secret: string; display: string } {
+  const bytes = randomBytes(48);
+  let secret = '';
+  for (let i = 0; secret.length < 24 && i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b < 248) secret += ALPHABET[b % 62]; // 248 = 4 × 62: no modulo bias
+  }
+  while (secret.length < 24) secret += ALPHABET[randomBytes(1)[0]! % 62];
+  return { secret, display: secret.match(/.{4}/g)!.join(' ') };
+}
+
+/** WordPress ignores everything but letters and digits in an application password (`abcd EFGH …`). */
+export function normaliseGenerated(password: string): string {
+  return password.replace(/[^A-Za-z0-9]/g, '');
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function saltedSha256(salt: string, secret: string): Buffer {
+  return createHash('sha256').update(salt).update('\0').update(secret).digest();
+}
+
+function scryptAsync(password: string, salt: string): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    scrypt(password, salt, SCRYPT.keylen, { N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p }, (err, key) => (err ? reject(err) : resolve(key))),
+  );
+}
+
+/** A stored form of a generated secret: salted SHA-256 (fast, and safe for random secrets). */
+export function hashGenerated(secret: string): { scheme: 'sha256'; salt: string; hash: string } {
+  const salt = randomBytes(16).toString('hex');
+  return { scheme: 'sha256', salt, hash: saltedSha256(salt, normaliseGenerated(secret)).toString('hex') };
+}
+
+/** A stored form of a password a person chose: scrypt. */
+export async function hashChosen(password: string): Promise<{ scheme: 'scrypt'; salt: string; hash: string }> {
+  const salt = randomBytes(16).toString('hex');
+  return { scheme: 'scrypt', salt, hash: (await scryptAsync(password, salt)).toString('hex') };
+}
+
+/** Whether `password` matches a stored application password, comparing in constant time. */
+export async function matches(stored: AppPassword, password: string): Promise<boolean> {
+  const expected = Buffer.from(stored.hash, 'hex');
+  const actual = stored.scheme === 'sha256' ? saltedSha256(stored.salt, normaliseGenerated(password)) : await scryptAsync(password, stored.salt);
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+export type CredentialCheck =
+  | { ok: true; user: User; password: AppPassword }
+  | { ok: false; reason: 'invalid_username' | 'incorrect_password' };
+
+const VERIFIED_TTL_MS = 60_000;
+const LAST_USED_EVERY_MS = 60_000;
+
+/**
+ * Checks Basic credentials against application passwords. Generated secrets cost one salted SHA-256 each; a
+ * successful scrypt check (the bootstrap password) is remembered for a minute, keyed by a digest of the
+ * credentials and valid only while the user's credential version is unchanged — so a revocation or role change
+ * takes effect on the next request.
+ */
+export class CredentialVerifier {
+  private readonly verified = new Map<string, { userId: number; uuid: string; version: number; until: number }>();
+  private readonly lastTouched = new Map<string, number>();
+
+  constructor(private readonly users: UsersRepository) {}
+
+  async verify(login: string, password: string, clientIp: string | null): Promise<CredentialCheck> {
+    const user = this.users.findByLoginOrEmail(login);
+    if (!user) return { ok: false, reason: 'invalid_username' };
+    const passwords = this.users.passwordsOf(user.id);
+    let found: AppPassword | undefined;
+    for (const p of passwords) {
+      if (p.scheme === 'sha256' && (await matches(p, password))) found = p;
+    }
+    if (!found) {
+      const key = sha256Hex(`${user.id}\0${login}\0${password}`);
+      const cached = this.verified.get(key);
+      const now = Date.now();
+      if (cached && cached.until > now && cached.version === user.credentialVersion) {
+        found = passwords.find((p) => p.uuid === cached.uuid);
+      }
+      if (!found) {
+        for (const p of passwords) {
+          if (p.scheme === 'scrypt' && (await matches(p, password))) {
+            found = p;
+            if (this.verified.size > 10_000) this.verified.clear();
+            this.verified.set(key, { userId: user.id, uuid: p.uuid, version: user.credentialVersion, until: now + VERIFIED_TTL_MS });
+            break;
+          }
+        }
+      }
+    }
+    if (!found) return { ok: false, reason: 'incorrect_password' };
+    this.recordUse(found, clientIp);
+    return { ok: true, user, password: found };
+  }
+
+  /** Writes `last_used` at most once a minute per password, so authentication does not turn reads into writes. */
+  private recordUse(p: AppPassword, ip: string | null): void {
+    const now = Date.now();
+    const last = this.lastTouched.get(p.uuid) ?? (p.lastUsedUtc ? Date.parse(p.lastUsedUtc.replace(' ', 'T') + 'Z') : 0);
+    if (now - last < LAST_USED_EVERY_MS) return;
+    this.lastTouched.set(p.uuid, now);
+    try {
+      this.users.touchPassword(p.uuid, new Date(now).toISOString().slice(0, 19).replace('T', ' '), ip);
+    } catch {
+      // A busy database must not fail an authenticated read; the next request records the use.
+      this.lastTouched.delete(p.uuid);
+    }
+  }
+}
+
+/** Creates a generated application password for a user and returns it for display (shown once, never stored). */
+export function addGeneratedPassword(users: UsersRepository, userId: number, name: string): { uuid: string; display: string } {
+  const { secret, display } = generateSecret();
+  const uuid = randomUUID();
+  users.addPassword({ uuid, userId, name, ...hashGenerated(secret), isBootstrap: false, createdUtc: new Date().toISOString().slice(0, 19).replace('T', ' ') });
+  return { uuid, display };
+}
+
+/**
+ * Makes `login` an administrator whose application passwords include `password` (from ALMANAC_ADMIN_USER and
+ * ALMANAC_ADMIN_PASSWORD). Idempotent across restarts; a changed password replaces the previous bootstrap one.
+ */
+export async function ensureBootstrapAdmin(users: UsersRepository, login: string, password: string): Promise<'created' | 'updated' | 'unchanged'> {
+  let user = users.findByLoginOrEmail(login);
+  let outcome: 'created' | 'updated' | 'unchanged' = 'unchanged';
+  if (!user) {
+    user = users.create({ login, email: null, role: 'administrator' });
+    outcome = 'created';
+  } else if (user.role !== 'administrator') {
+    users.setRole(user.id, 'administrator');
+    outcome = 'updated';
+  }
+  const current = users.passwordsOf(user.id).find((p) => p.isBootstrap);
+  if (current && (await matches(current, password))) return outcome;
+  users.replaceBootstrapPassword({
+    uuid: randomUUID(), userId: user.id, name: 'ALMANAC_ADMIN_PASSWORD', ...(await hashChosen(password)),
+    isBootstrap: true, createdUtc: new Date().toISOString().slice(0, 19).replace('T', ' '),
+  });
+  return outcome === 'created' ? 'created' : 'updated';
+}

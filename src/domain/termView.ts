@@ -1,0 +1,61 @@
+import type { components } from '../../generated/api.js';
+import type { Taxonomy, TermRecord } from '../db/terms.js';
+import type { Lang, RequestState } from '../http/state.js';
+import { escapeTermName } from './text.js';
+
+type Schemas = components['schemas'];
+export type TermWire<T extends Taxonomy> = T extends 'category' ? Schemas['Category'] : Schemas['Tag'];
+
+export const TAXONOMY = {
+  category: { wireName: 'tribe_events_cat', route: 'categories', listKey: 'categories' },
+  tag: { wireName: 'post_tag', route: 'tags', listKey: 'tags' },
+} as const;
+
+export interface TermViewContext {
+  state: RequestState;
+  translations: Map<number, Partial<Record<Lang, number>>>;
+  /** Category slug paths from the top ancestor down (`music/jazz`). */
+  slugPaths: Map<number, string>;
+  /** Methods the caller may use on a term, when `_links` are wanted (single reads, creates, updates). */
+  links?: string[];
+}
+
+/** A term as the category and tag routes return it (reference resources.md §4.2, DESIGN §5 #11). */
+export function termToWire<T extends Taxonomy>(term: TermRecord & { taxonomy: T }, view: TermViewContext): TermWire<T> {
+  const { state } = view;
+  const tax = TAXONOMY[term.taxonomy];
+  const collection = `${state.restBase}/${tax.route}`;
+  const self = `${collection}/${term.id}`;
+  const site = state.site + state.linkPrefix;
+  const url = term.taxonomy === 'category'
+    ? `${site}/events/category/${view.slugPaths.get(term.id) ?? term.slug}/`
+    : `${site}/tag/${term.slug}/`;
+  const urls: Schemas['TermUrls'] = { self, collection };
+  if (term.parentId) urls.up = `${collection}/${term.parentId}`;
+
+  const wire: Record<string, unknown> = {
+    id: term.id,
+    count: term.count,
+    description: term.description,
+    name: escapeTermName(term.name),
+    slug: term.slug,
+    taxonomy: tax.wireName,
+  };
+  if (term.taxonomy === 'category') wire.parent = term.parentId;
+  Object.assign(wire, {
+    meta: [],
+    url,
+    urls,
+    lang: term.lang,
+    translations: view.translations.get(term.translationGroup) ?? { [term.lang]: term.id },
+  });
+  if (view.links) {
+    const links: Schemas['TermLinks'] = {
+      self: [{ href: self, targetHints: { allow: view.links as ('GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE')[] } }],
+      collection: [{ href: collection }],
+    };
+    if (term.parentId) links.up = [{ href: `${collection}/${term.parentId}`, embeddable: true }];
+    wire._links = links;
+  }
+  return wire as TermWire<T>;
+}

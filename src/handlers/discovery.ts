@@ -1,0 +1,52 @@
+import { DateTime } from 'luxon';
+import type { Config } from '../config.js';
+import { parseZone } from '../domain/dates.js';
+import type { Handlers } from '../http/operation.js';
+import { describeNamespace } from '../http/routeIndex.js';
+import { loadSpec, NAMESPACE } from '../http/spec.js';
+
+/** The site index, the namespace index and `/doc`: all derived from spec/openapi.yaml, memoised per base address. */
+export function discoveryHandlers(config: Config): Pick<Handlers, 'getRestIndex' | 'getNamespaceIndex' | 'getDocumentation'> {
+  const routesByBase = new Map<string, ReturnType<typeof describeNamespace>>();
+  const routesFor = (base: string) => {
+    let routes = routesByBase.get(base);
+    if (!routes) routesByBase.set(base, (routes = describeNamespace(base)));
+    return routes;
+  };
+  const docsByBase = new Map<string, Record<string, unknown>>();
+  const zone = parseZone(config.siteTimezone)!;
+
+  return {
+    getRestIndex: (_c, state) => {
+      const base = state.site + state.linkPrefix;
+      return {
+        status: 200,
+        body: {
+          name: 'Almanac',
+          description: 'Events calendar',
+          url: base,
+          home: base,
+          gmt_offset: DateTime.now().setZone(zone).offset / 60,
+          timezone_string: zone.type === 'iana' ? zone.name : '',
+          namespaces: [NAMESPACE],
+          authentication: {},
+          routes: routesFor(base),
+          _links: { help: [{ href: `${base}/wp-json/${NAMESPACE}/doc` }] },
+        },
+      };
+    },
+    getNamespaceIndex: (_c, state) => {
+      const base = state.site + state.linkPrefix;
+      return { status: 200, body: { namespace: NAMESPACE, routes: routesFor(base), _links: { up: [{ href: `${base}/wp-json/` }] } } };
+    },
+    getDocumentation: (_c, state) => {
+      const base = state.site + state.linkPrefix;
+      let doc = docsByBase.get(base);
+      if (!doc) {
+        doc = { ...loadSpec(), servers: [{ url: base, description: 'This Almanac' }] };
+        docsByBase.set(base, doc);
+      }
+      return { status: 200, body: doc as never };
+    },
+  };
+}

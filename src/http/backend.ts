@@ -1,0 +1,205 @@
+import type { ErrorObject } from 'ajv';
+import addFormats from 'ajv-formats';
+import { OpenAPIBackend, type Context, type Document, type Operation } from 'openapi-backend';
+import { hasCapabilities } from '../domain/capabilities.js';
+import { parseDateInput, parseZone } from '../domain/dates.js';
+import { FixedOffsetZone } from 'luxon';
+import { ApiError, forbidden, invalidParams, missingParams, noRoute } from './errors.js';
+import { flattenAllOf, type SchemaNode } from './params.js';
+import { HTTP_METHODS, loadSpec, type HttpMethod } from './spec.js';
+import { prefixOf, type Lang, type RequestState } from './state.js';
+import type { Handlers } from './operation.js';
+
+/** What Almanac needs to know about one operation, computed once from the dereferenced spec. */
+export interface OperationMeta {
+  operationId: string;
+  method: HttpMethod;
+  path: string;
+  /** Path parameters declared as integers: a non-digit segment is not a route. */
+  integerPathParams: string[];
+  queryParams: Map<string, SchemaNode>;
+  /** The request body schema with `allOf` folded, if the operation takes a body. */
+  body: SchemaNode | null;
+  /** Every parameter name in declaration order (path, query, body), for error messages. */
+  order: string[];
+  /** Parameters whose only rule is their type: WordPress names the type when they fail. */
+  typeOnly: Set<string>;
+  capabilities: string[];
+}
+
+const RULE_KEYWORDS = ['format', 'minimum', 'maximum', 'minLength', 'maxLength', 'enum', 'pattern', 'minItems', 'maxItems', 'anyOf', 'oneOf'];
+function isTypeOnly(schema: SchemaNode | undefined): boolean {
+  return Boolean(schema && ['boolean', 'integer', 'number', 'string'].includes(schema.type ?? '') && !RULE_KEYWORDS.some((k) => k in schema));
+}
+
+/** Custom formats of the spec; the date and timezone ones are parsed by the same code that later reads the values. */
+const FORMATS: Record<string, (value: string) => boolean> = {
+  'wp-date-input': (v) => parseDateInput(v, FixedOffsetZone.utcInstance) !== null,
+  'wp-timezone': (v) => v === '' || parseZone(v) !== null,
+  'wp-url-or-empty': (v) => {
+    if (v === '') return true;
+    try {
+      return new URL(v).host !== '';
+    } catch {
+      return false;
+    }
+  },
+};
+
+export interface Backend {
+  api: OpenAPIBackend;
+  meta: Map<string, OperationMeta>;
+  /** The operation for a method and path, or null (also when an integer path parameter is not digits). */
+  match(method: string, path: string): OperationMeta | null;
+  /** The spec path a concrete path belongs to, whatever the method. */
+  matchPath(path: string): string | null;
+}
+
+export async function createBackend(handlers: Handlers, options: { validateResponses: boolean }): Promise<Backend> {
+  const api = new OpenAPIBackend({
+    definition: structuredClone(loadSpec()) as unknown as Document,
+    strict: true,
+    // quick: validators compile on demand (response validators are only used in tests, and compiling all of
+    // them takes seconds); the definition is still validated and request validators precompiled below.
+    quick: true,
+    coerceTypes: true,
+    ajvOpts: { allErrors: true, useDefaults: true, strict: false },
+    customizeAjv: (ajv) => {
+      addFormats.default(ajv);
+      for (const [name, check] of Object.entries(FORMATS)) ajv.addFormat(name, { type: 'string', validate: check });
+      return ajv;
+    },
+  });
+
+  const meta = new Map<string, OperationMeta>();
+
+  api.register({
+    ...(handlers as unknown as Record<string, (c: Context, state: RequestState) => unknown>),
+    notFound: () => {
+      throw noRoute();
+    },
+    methodNotAllowed: () => {
+      throw noRoute();
+    },
+    notImplemented: () => {
+      throw new ApiError(501, 'rest_not_implemented', 'This operation is not implemented yet.');
+    },
+    validationFail: (c: Context) => {
+      throw validationError(c.validation.errors ?? [], meta.get(c.operation.operationId!)!);
+    },
+    preOperationHandler: (c: Context, state: RequestState) => {
+      c.request.params = c.validation.coerced.params ?? c.request.params;
+      c.request.query = c.validation.coerced.query ?? c.request.query;
+      const query = c.request.query as { xlate_language?: Lang; wpml_language?: Lang };
+      const chosen = query.xlate_language ?? query.wpml_language;
+      if (chosen) {
+        state.lang = chosen;
+        state.linkPrefix = prefixOf(chosen);
+        state.restBase = `${state.site}${state.linkPrefix}/wp-json/tribe/events/v1`;
+      }
+      const op = meta.get(c.operation.operationId!)!;
+      if (!hasCapabilities(state.user?.role ?? null, op.capabilities)) throw forbidden(state.user !== null);
+    },
+    postResponseHandler: (c: Context, _state: RequestState, sink: ResponseSink) => {
+      const reply = c.response as { status: number; body: unknown; headers?: Record<string, string> };
+      if (options.validateResponses) {
+        const check = c.api.validateResponse(reply.body, c.operation, reply.status);
+        if (check.errors) {
+          throw new Error(`${c.operation.operationId} answered ${reply.status} with a body that does not match the spec: ${JSON.stringify(check.errors.slice(0, 5))}`);
+        }
+      }
+      sink(reply);
+    },
+  });
+  // openapi-backend verifies credentials through security handlers before validation; WordPress checks the
+  // request first and permissions last. Credentials are verified by the authentication middleware for every
+  // route, and capabilities in preOperationHandler, after validation, so this scheme always passes.
+  api.registerSecurityHandler('applicationPassword', () => true);
+  await api.loadDocument();
+  api.validateDefinition(); // throws on anything that is not valid OpenAPI 3.0
+  await api.init();
+  api.validator.preCompileRequestValidators();
+
+  for (const op of api.getOperations() as Operation[]) {
+    const m = describeOperation(op);
+    meta.set(m.operationId, m);
+  }
+
+  const match = (method: string, path: string): OperationMeta | null => {
+    const op = api.matchOperation({ method, path, headers: {} });
+    if (!op) return null;
+    const m = meta.get(op.operationId!)!;
+    if (m.integerPathParams.length > 0) {
+      const values = pathValues(op.path, path);
+      if (m.integerPathParams.some((name) => !/^\d+$/.test(values[name] ?? ''))) return null;
+    }
+    return m;
+  };
+  const matchPath = (path: string): string | null => {
+    for (const method of HTTP_METHODS) {
+      const m = match(method, path);
+      if (m) return m.path;
+    }
+    return null;
+  };
+  return { api, meta, match, matchPath };
+}
+
+export type ResponseSink = (reply: { status: number; body: unknown; headers?: Record<string, string> }) => void;
+
+function pathValues(template: string, path: string): Record<string, string> {
+  const names: string[] = [];
+  const re = new RegExp('^' + template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, (_, n: string) => (names.push(n), '([^/]*)')) + '/?$', 'i');
+  const m = re.exec(path);
+  return Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m?.[i + 1] ?? '')]));
+}
+
+function describeOperation(op: Operation): OperationMeta {
+  const params = (op.parameters ?? []) as { name: string; in: string; schema?: SchemaNode }[];
+  const bodyContent = (op.requestBody as { content?: Record<string, { schema?: SchemaNode }> } | undefined)?.content;
+  const bodySchema = bodyContent?.['application/json']?.schema;
+  const body = bodySchema ? flattenAllOf(bodySchema) : null;
+  const pathParams = params.filter((p) => p.in === 'path');
+  const queryParams = params.filter((p) => p.in === 'query');
+  const typeOnly = new Set<string>();
+  for (const p of params) if (isTypeOnly(p.schema)) typeOnly.add(p.name);
+  for (const [name, schema] of Object.entries(body?.properties ?? {})) if (isTypeOnly(schema)) typeOnly.add(name);
+  return {
+    operationId: op.operationId!,
+    method: op.method as HttpMethod,
+    path: op.path,
+    integerPathParams: pathParams.filter((p) => p.schema?.type === 'integer').map((p) => p.name),
+    queryParams: new Map(queryParams.map((p) => [p.name, p.schema ?? {}])),
+    body,
+    order: [...pathParams.map((p) => p.name), ...queryParams.map((p) => p.name), ...Object.keys(body?.properties ?? {})],
+    typeOnly,
+    capabilities: ((op as unknown as Record<string, unknown>)['x-capabilities'] as string[] | undefined) ?? [],
+  };
+}
+
+/** ajv's findings as WordPress reports them: missing parameters first, else every invalid one with its reason. */
+export function validationError(errors: ErrorObject[], op: OperationMeta): ApiError {
+  const missing = new Set<string>();
+  const invalid = new Map<string, { message: string; detail?: unknown }>();
+  for (const e of errors) {
+    const path = e.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    if (e.keyword === 'required' && path.length <= 1) {
+      const name = (e.params as { missingProperty: string }).missingProperty;
+      if (name === 'requestBody') for (const r of op.body?.required ?? []) missing.add(r);
+      else missing.add(name);
+      continue;
+    }
+    const name = path[1] ?? path[0] ?? 'body';
+    if (e.keyword === 'type' && path.length === 2 && op.typeOnly.has(name)) {
+      const message = `${name} is not of type ${(e.params as { type: string }).type}.`;
+      invalid.set(name, { message, detail: { code: 'rest_invalid_type', message, data: { param: name } } });
+    } else if (!invalid.has(name)) {
+      invalid.set(name, { message: 'Invalid parameter.' });
+    }
+  }
+  const rank = (n: string) => (op.order.indexOf(n) + op.order.length + 1) % (op.order.length + 1);
+  if (missing.size > 0) return missingParams([...missing].sort((a, b) => rank(a) - rank(b)));
+  const names = [...invalid.keys()].sort((a, b) => rank(a) - rank(b));
+  const details = Object.fromEntries(names.flatMap((n) => (invalid.get(n)!.detail ? [[n, invalid.get(n)!.detail]] : [])));
+  return invalidParams(Object.fromEntries(names.map((n) => [n, invalid.get(n)!.message])), Object.keys(details).length ? details : []);
+}

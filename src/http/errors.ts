@@ -1,0 +1,37 @@
+/** The one error type of Almanac: it becomes WordPress's `{code, message, data: {status, …}}`. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly data: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+
+  toBody(): { code: string; message: string; data: Record<string, unknown> & { status: number } } {
+    return { code: this.code, message: this.message, data: { status: this.status, ...this.data } };
+  }
+}
+
+/** 400 `rest_invalid_param` for parameters a validator refused, each with its reason. */
+export function invalidParams(reasons: Record<string, string>, details: Record<string, unknown> | [] = []): ApiError {
+  return new ApiError(400, 'rest_invalid_param', `Invalid parameter(s): ${Object.keys(reasons).join(', ')}`, { params: reasons, details });
+}
+
+/** 400 `rest_invalid_param` with WordPress's plain reason, "Invalid parameter." */
+export function invalidParam(...names: string[]): ApiError {
+  return invalidParams(Object.fromEntries(names.map((n) => [n, 'Invalid parameter.'])));
+}
+
+export function missingParams(names: string[]): ApiError {
+  return new ApiError(400, 'rest_missing_callback_param', `Missing parameter(s): ${names.join(', ')}`, { params: names });
+}
+
+export const noRoute = (): ApiError => new ApiError(404, 'rest_no_route', 'No route was found matching the URL and request method.');
+
+/** 401 for anonymous callers, 403 for authenticated ones, as WordPress's permission callbacks answer. */
+export function forbidden(authenticated: boolean): ApiError {
+  return new ApiError(authenticated ? 403 : 401, 'rest_forbidden', 'Sorry, you are not allowed to do that.');
+}

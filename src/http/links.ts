@@ -1,0 +1,27 @@
+import type { OperationContext, OperationId } from './operation.js';
+
+const LANGUAGE_PARAMS = new Set(['xlate_language', 'wpml_language']);
+
+function wireValue(value: unknown): string {
+  if (Array.isArray(value)) return value.map((v) => encodeURIComponent(String(v))).join(',');
+  return encodeURIComponent(String(value));
+}
+
+/**
+ * The query parameters a request sent, in the order the spec declares them, without `page` and the language
+ * parameters (the language is in the link's base address). Values are the normalised ones.
+ */
+export function sentParams<O extends OperationId>(c: OperationContext<O>, sent: ReadonlySet<string>): [string, unknown][] {
+  const query = c.request.query as Record<string, unknown>;
+  const declared = (c.operation.parameters ?? []) as { name: string; in: string }[];
+  return declared
+    .filter((p) => p.in === 'query' && p.name !== 'page' && !LANGUAGE_PARAMS.has(p.name) && sent.has(p.name) && query[p.name] !== undefined)
+    .map((p) => [p.name, query[p.name]]);
+}
+
+/** `base` followed by the parameters (and `page` last, when given), URI-encoded. */
+export function pageUrl(base: string, params: [string, unknown][], page?: number): string {
+  const parts = params.map(([name, value]) => `${name}=${wireValue(value)}`);
+  if (page !== undefined) parts.push(`page=${page}`);
+  return parts.length > 0 ? `${base}?${parts.join('&')}` : base;
+}

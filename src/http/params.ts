@@ -1,0 +1,187 @@
+/**
+ * Query strings and form bodies as WordPress reads them, normalised against the operation's schemas before
+ * openapi-backend validates them: `a[]=1&a[]=2`, `a=1&a=2` and `a=1,2` all become `[1, 2]` for array parameters;
+ * `true/false/1/0` (any case) become booleans; digit strings become numbers where the schema wants a number;
+ * `venue[venue]=Hall` becomes `{venue: {venue: "Hall"}}`. Values that do not fit are left as they are, so the
+ * validator reports them.
+ */
+
+/** The values one key received in a query string or form body, in order (a key may repeat). */
+export class TextValues {
+  constructor(readonly values: string[]) {}
+  get last(): string {
+    return this.values[this.values.length - 1] ?? '';
+  }
+}
+
+export type TextTree = { [key: string]: TextValues | TextTree };
+
+/** Parses `a=1&a[]=2&b[c]=3&d[0][e]=4` into a tree whose leaves are TextValues. `+` is a space, as in PHP. */
+export function parseTextTree(text: string): TextTree {
+  const root: TextTree = Object.create(null);
+  if (!text) return root;
+  for (const pair of text.split('&')) {
+    if (!pair) continue;
+    const eq = pair.indexOf('=');
+    const rawKey = eq < 0 ? pair : pair.slice(0, eq);
+    const rawValue = eq < 0 ? '' : pair.slice(eq + 1);
+    const key = decode(rawKey);
+    const value = decode(rawValue);
+    if (key === null || value === null) continue;
+    const m = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(key);
+    const path = m ? [m[1]!, ...Array.from(m[2]!.matchAll(/\[([^[\]]*)\]/g), (x) => x[1]!)] : [key];
+    insert(root, path.slice(0, 6), value);
+  }
+  return root;
+}
+
+function decode(text: string): string | null {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return null; // malformed escapes: the pair is dropped, as PHP drops undecodable input silently
+  }
+}
+
+function insert(node: TextTree, path: string[], value: string): void {
+  const [head, ...rest] = path as [string, ...string[]];
+  const existing = node[head];
+  if (rest.length === 0 || (rest.length === 1 && rest[0] === '')) {
+    if (existing instanceof TextValues) existing.values.push(value);
+    else node[head] = new TextValues([value]);
+    return;
+  }
+  let child: TextTree;
+  if (existing && !(existing instanceof TextValues)) child = existing;
+  else node[head] = child = Object.create(null);
+  const next = rest[0] === '' ? String(Object.keys(child).length) : rest[0]!;
+  insert(child, [next, ...rest.slice(1)], value);
+}
+
+/** A JSON-schema node, as far as the normaliser needs to know it (the definition is dereferenced). */
+export interface SchemaNode {
+  type?: string;
+  items?: SchemaNode;
+  properties?: Record<string, SchemaNode>;
+  allOf?: SchemaNode[];
+  anyOf?: SchemaNode[];
+  oneOf?: SchemaNode[];
+  required?: string[];
+  [keyword: string]: unknown;
+}
+
+/** Folds `allOf` members into one node (properties and required lists merged). */
+export function flattenAllOf(schema: SchemaNode): SchemaNode {
+  if (!schema.allOf) return schema;
+  const merged: SchemaNode = { ...schema, allOf: undefined, properties: { ...(schema.properties ?? {}) }, required: [...(schema.required ?? [])] };
+  for (const part of schema.allOf.map(flattenAllOf)) {
+    Object.assign(merged.properties!, part.properties ?? {});
+    merged.required!.push(...(part.required ?? []));
+    if (part.type && !merged.type) merged.type = part.type;
+  }
+  return merged;
+}
+
+const TRUE_WORDS = new Set(['true', '1']);
+const FALSE_WORDS = new Set(['false', '0']);
+const INTEGER = /^[+-]?\d+$/;
+const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i;
+
+function scalarFor(value: unknown): unknown {
+  return value instanceof TextValues ? value.last : value;
+}
+
+function isTree(value: unknown): value is TextTree {
+  return typeof value === 'object' && value !== null && !(value instanceof TextValues) && !Array.isArray(value);
+}
+
+/** Items of something sent for an array: lists, repeated keys, `a[0]=…` trees and comma-separated text. */
+function listItems(value: unknown): unknown[] {
+  if (value instanceof TextValues) return value.values.flatMap(splitCsv);
+  if (typeof value === 'string') return splitCsv(value);
+  if (Array.isArray(value)) return value;
+  if (isTree(value)) {
+    const keys = Object.keys(value);
+    if (keys.every((k) => /^\d+$/.test(k))) return keys.sort((a, b) => Number(a) - Number(b)).map((k) => value[k]);
+    return [value];
+  }
+  return value === null || value === undefined ? [] : [value];
+}
+
+function splitCsv(text: string): string[] {
+  return text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+}
+
+function branchesOf(schema: SchemaNode): SchemaNode[] | null {
+  const list = schema.anyOf ?? schema.oneOf;
+  return list ? list.map(flattenAllOf) : null;
+}
+
+/** Picks the union member a value was most likely meant for, the way WordPress reads loosely typed input. */
+function chooseBranch(value: unknown, branches: SchemaNode[]): SchemaNode {
+  const typed = (t: string) => branches.find((b) => b.type === t);
+  if (isTree(value) || (value instanceof TextValues && value.values.length > 1) || Array.isArray(value)) {
+    const wantsObject = isTree(value) && !Object.keys(value).every((k) => /^\d+$/.test(k));
+    return (wantsObject ? typed('object') : typed('array')) ?? typed('array') ?? typed('object') ?? branches[0]!;
+  }
+  const text = scalarFor(value);
+  if (typeof text === 'string') {
+    if (INTEGER.test(text) && typed('integer')) return typed('integer')!;
+    if (NUMBER.test(text) && typed('number')) return typed('number')!;
+    if (text.includes(',') && typed('array')) return typed('array')!;
+    if (typed('string')) return typed('string')!;
+    if (text === '' && typed('array')) return typed('array')!;
+  }
+  if (typeof value === 'number') return typed(Number.isInteger(value) ? 'integer' : 'number') ?? typed('number') ?? branches[0]!;
+  if (typeof value === 'boolean') return typed('boolean') ?? branches[0]!;
+  return branches[0]!;
+}
+
+/** Normalises one value (from text or JSON) towards its schema; see the module comment. */
+export function normalise(value: unknown, rawSchema: SchemaNode | undefined): unknown {
+  if (!rawSchema) return value instanceof TextValues ? value.last : isTree(value) ? plain(value) : value;
+  const schema = flattenAllOf(rawSchema);
+  const branches = branchesOf(schema);
+  if (branches) return normalise(value, chooseBranch(value, branches));
+
+  switch (schema.type) {
+    case 'array':
+      return listItems(value).map((item) => normalise(item, schema.items));
+    case 'integer':
+    case 'number': {
+      const v = scalarFor(value);
+      if (typeof v === 'string' && (schema.type === 'integer' ? INTEGER : NUMBER).test(v.trim())) return Number(v.trim());
+      return v;
+    }
+    case 'boolean': {
+      const v = scalarFor(value);
+      if (typeof v === 'string' || typeof v === 'number') {
+        const word = String(v).toLowerCase();
+        if (TRUE_WORDS.has(word)) return true;
+        if (FALSE_WORDS.has(word)) return false;
+      }
+      return v;
+    }
+    case 'object': {
+      if (!isTree(value)) return scalarFor(value);
+      const out: Record<string, unknown> = {};
+      for (const [key, v] of Object.entries(value)) out[key] = normalise(v, schema.properties?.[key]);
+      return out;
+    }
+    default:
+      return isTree(value) ? plain(value) : scalarFor(value);
+  }
+}
+
+/** A text tree as plain JSON (last value of each key). */
+function plain(tree: TextTree): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(tree)) out[key] = v instanceof TextValues ? v.last : plain(v);
+  return out;
+}
+
+/** The truthy strings of the plugin (`strict_dates`, `has_events`, `only_with_upcoming`, venue map flags). */
+export function isTruthy(value: unknown): boolean {
+  if (value === true || value === 1) return true;
+  return typeof value === 'string' && ['true', '1', 'yes', 'y', 'on', 'enable', 'enabled'].includes(value.trim().toLowerCase());
+}

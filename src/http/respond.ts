@@ -1,0 +1,92 @@
+import type { Middleware } from 'koa';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { ApiError } from './errors.js';
+import type { RoutedRequest } from './route.js';
+
+const COMMON_HEADERS = {
+  'X-Robots-Tag': 'noindex',
+  'X-Content-Type-Options': 'nosniff',
+  'Access-Control-Expose-Headers': 'X-WP-Total, X-WP-TotalPages, Link',
+  'Access-Control-Allow-Headers': 'Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type',
+};
+
+/** What a handler or middleware leaves for the response stage. */
+export interface Outcome {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+/** Any thrown value as a WordPress error. Unknown errors are logged and become a 500 that leaks nothing. */
+export function toApiError(err: unknown, log: Logger, requestId: string): ApiError {
+  if (err instanceof ApiError) return err;
+  log.error('unexpected error', { requestId, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+  return new ApiError(500, 'rest_internal_error', 'The server could not answer this request.');
+}
+
+/**
+ * The outermost middleware: runs the rest, turns any error into WordPress's error shape, applies `_fields` and
+ * `_envelope`, adds the headers every WordPress REST answer carries, and writes the JSON.
+ */
+export function respond(config: Config, log: Logger): Middleware {
+  let sequence = 0;
+  return async (ctx, next) => {
+    const requestId = `${process.pid.toString(36)}-${(++sequence).toString(36)}`;
+    ctx.state.requestId = requestId;
+    let outcome: Outcome;
+    try {
+      await next();
+      outcome = ctx.state.outcome as Outcome;
+      if (!outcome) throw new Error('no handler produced an answer');
+    } catch (err) {
+      const apiError = toApiError(err, log, requestId);
+      outcome = { status: apiError.status, body: apiError.toBody(), headers: { ...apiError.headers } };
+    }
+    const routed = ctx.state.routed as RoutedRequest | undefined;
+    const authenticated = Boolean(ctx.state.user);
+
+    ctx.set(COMMON_HEADERS);
+    if (routed) ctx.set('Link', `<${routed.site}${routed.pathPrefix}/wp-json/>; rel="https://api.w.org/"`);
+    if (routed?.allow) ctx.set('Allow', routed.allow(ctx.state.user?.role ?? null).join(', '));
+    if (authenticated) {
+      ctx.set('Expires', 'Wed, 11 Jan 1984 05:00:00 GMT');
+      ctx.set('Cache-Control', 'no-cache, must-revalidate, max-age=0, no-store, private');
+    } else if (ctx.method === 'GET' || ctx.method === 'HEAD') {
+      ctx.vary('Origin');
+    }
+    const origin = ctx.get('Origin');
+    if (origin && (config.corsOrigins === '*' || config.corsOrigins.includes(origin))) {
+      ctx.set('Access-Control-Allow-Origin', origin);
+      ctx.set('Access-Control-Allow-Methods', 'OPTIONS, GET, POST, PUT, PATCH, DELETE');
+      ctx.set('Access-Control-Allow-Credentials', 'true');
+      ctx.vary('Origin');
+    }
+
+    let { status, body } = outcome;
+    if (routed?.fields && status < 300) body = keepFields(body, routed.fields);
+    if (routed?.envelope) {
+      body = { body, status, headers: outcome.headers };
+      status = 200;
+    } else {
+      ctx.set(outcome.headers);
+    }
+    ctx.status = status;
+    ctx.body = JSON.stringify(body);
+    ctx.set('Content-Type', 'application/json; charset=UTF-8');
+  };
+}
+
+/** WordPress's `_fields`: keep only the listed keys (`a.b` reaches into nested objects); lists are filtered per item. */
+export function keepFields(body: unknown, fields: string[]): unknown {
+  if (Array.isArray(body)) return body.map((item) => keepFields(item, fields));
+  if (typeof body !== 'object' || body === null) return body;
+  const out: Record<string, unknown> = {};
+  const source = body as Record<string, unknown>;
+  for (const key of Object.keys(source)) {
+    const nested = fields.filter((f) => f.startsWith(key + '.')).map((f) => f.slice(key.length + 1));
+    if (fields.includes(key)) out[key] = source[key];
+    else if (nested.length > 0) out[key] = keepFields(source[key], nested);
+  }
+  return out;
+}

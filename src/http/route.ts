@@ -1,0 +1,102 @@
+import type { Middleware } from 'koa';
+import type { Config } from '../config.js';
+import { hasCapabilities, type Role } from '../domain/capabilities.js';
+import { allowedMethods } from './routeIndex.js';
+import type { Backend, OperationMeta } from './backend.js';
+import { ApiError } from './errors.js';
+import { normalise, parseTextTree, TextValues, type TextTree } from './params.js';
+import type { LangPrefix } from './state.js';
+
+/** A request after the WordPress plumbing: real path and method, language prefix, matched operation. */
+export interface RoutedRequest {
+  method: string;
+  path: string;
+  pathPrefix: LangPrefix;
+  site: string;
+  /** The parsed query string, before normalisation (form-style tree). */
+  rawQuery: TextTree;
+  /** The query normalised against the matched operation's parameters; unknown parameters dropped. */
+  query: Record<string, unknown>;
+  operation: OperationMeta | null;
+  /** The spec path the URL belongs to (for OPTIONS and `Allow`), whatever the method. */
+  specPath: string | null;
+  /** Methods of the matched route the caller may use, for the `Allow` header. */
+  allow: ((role: Role | null) => string[]) | null;
+  fields: string[] | null;
+  envelope: boolean;
+}
+
+const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD']);
+const HOST = /^[A-Za-z0-9.\-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
+
+/** The site URL of a request: the configured public URL, else scheme and Host of the request. */
+function siteOf(config: Config, protocol: string, host: string): string {
+  if (config.publicUrl) return config.publicUrl;
+  const safeHost = HOST.test(host) ? host : `${config.host}:${config.port}`;
+  return `${protocol}://${safeHost}`;
+}
+
+/**
+ * WordPress's request plumbing before dispatch: `?rest_route=`, the `/de` and `/fr` base addresses, trailing
+ * slashes, `_method` / `X-HTTP-Method-Override`, `_fields`, `_envelope`, `_jsonp`; then the route match and the
+ * query normalisation for the matched operation.
+ */
+export function resolveRoute(backend: Backend, config: Config): Middleware {
+  return async (ctx, next) => {
+    const rawQuery = parseTextTree(ctx.querystring);
+    let path = ctx.path;
+    const restRoute = rawQuery.rest_route;
+    if (restRoute instanceof TextValues && (path === '/' || path === '/index.php')) {
+      path = '/wp-json' + (restRoute.last.startsWith('/') ? '' : '/') + restRoute.last;
+    }
+    let pathPrefix: LangPrefix = '';
+    const lang = /^\/(de|fr)(\/.*)$/.exec(path);
+    if (lang) {
+      pathPrefix = `/${lang[1]}` as LangPrefix;
+      path = lang[2]!;
+    }
+    if (path.length > 1) path = path.replace(/\/+$/, '') || '/';
+
+    let method = ctx.method.toUpperCase();
+    const override = (rawQuery._method instanceof TextValues ? rawQuery._method.last : ctx.get('X-HTTP-Method-Override')).toUpperCase();
+    if (override && METHODS.has(override) && override !== 'HEAD' && override !== 'OPTIONS') method = override;
+    const lookupMethod = method === 'HEAD' ? 'GET' : method;
+
+    const fieldsValue = rawQuery._fields;
+    const fields = fieldsValue instanceof TextValues ? fieldsValue.values.flatMap((v) => v.split(',')).map((f) => f.trim()).filter(Boolean) : null;
+    const envelope = '_envelope' in rawQuery;
+    const jsonp = '_jsonp' in rawQuery;
+    for (const plumbing of ['rest_route', '_method', '_fields', '_envelope', '_jsonp']) delete rawQuery[plumbing];
+
+    const operation = method === 'OPTIONS' ? null : backend.match(lookupMethod, path);
+    const specPath = operation?.path ?? backend.matchPath(path);
+
+    const routed: RoutedRequest = {
+      method,
+      path,
+      pathPrefix,
+      site: siteOf(config, ctx.protocol, ctx.host),
+      rawQuery,
+      query: operation ? normaliseQuery(rawQuery, operation) : {},
+      operation,
+      specPath,
+      allow: specPath ? (role) => allowedMethods(specPath, (caps) => hasCapabilities(role, caps)) : null,
+      fields,
+      envelope,
+    };
+    ctx.state.routed = routed;
+    if (jsonp) {
+      throw new ApiError(400, 'rest_invalid_param', 'Invalid parameter(s): _jsonp', { params: { _jsonp: 'JSONP is not supported.' }, details: [] });
+    }
+    await next();
+  };
+}
+
+/** Keeps the parameters the operation declares, each normalised to its schema (see params.ts). */
+export function normaliseQuery(raw: TextTree, operation: OperationMeta): Record<string, unknown> {
+  const query: Record<string, unknown> = {};
+  for (const [name, schema] of operation.queryParams) {
+    if (name in raw) query[name] = normalise(raw[name], schema);
+  }
+  return query;
+}

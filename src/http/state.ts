@@ -1,0 +1,31 @@
+import type { Role } from '../domain/capabilities.js';
+
+export type Lang = 'en' | 'fr' | 'de';
+export type LangPrefix = '' | '/de' | '/fr';
+
+export interface Caller {
+  id: number;
+  login: string;
+  role: Role;
+}
+
+/** What the middleware learnt about a request, handed to every handler. */
+export interface RequestState {
+  requestId: string;
+  /** The authenticated user, or null for an anonymous request. */
+  user: Caller | null;
+  /** Content language: `xlate_language`, else `wpml_language`, else the path prefix, else `en`. */
+  lang: Lang;
+  /** `/de` or `/fr` when the request came through that base address. */
+  pathPrefix: LangPrefix;
+  /** Language prefix for links in the answer (the parameter's language wins, `en` has none). */
+  linkPrefix: LangPrefix;
+  /** Site URL without trailing slash and without language prefix, e.g. `http://127.0.0.1:8080`. */
+  site: string;
+  /** `{site}{linkPrefix}/wp-json/tribe/events/v1`. */
+  restBase: string;
+  /** Names of the query parameters the request carried (defaults are not "sent"), for list links. */
+  sent: ReadonlySet<string>;
+}
+
+export const prefixOf = (lang: Lang): LangPrefix => (lang === 'en' ? '' : `/${lang}`);

@@ -1,0 +1,118 @@
+import createClient, { type Middleware } from 'openapi-fetch';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { paths } from '../../generated/api.js';
+import { createApp, type Repositories } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { openDatabase, type Db } from '../../src/db/connection.js';
+import { migrate } from '../../src/db/migrate.js';
+import type { Role } from '../../src/domain/capabilities.js';
+import { addGeneratedPassword, ensureBootstrapAdmin } from '../../src/domain/passwords.js';
+import { createLogger } from '../../src/log.js';
+import { ContractChecker } from './contract.js';
+
+export const NS = '/wp-json/tribe/events/v1';
+export interface Credentials { login: string; password: string }
+export interface RawResponse<T = any> { status: number; headers: Headers; body: T; text: string }
+
+const contract = new ContractChecker();
+
+/** A running Almanac on a fresh temporary SQLite file, listening on 127.0.0.1 with a random port. */
+export class TestServer {
+  readonly admin: Credentials = { login: 'admin', password: 'bootstrap-secret' };
+  private constructor(
+    readonly baseUrl: string,
+    readonly db: Db,
+    readonly repos: Repositories,
+    readonly config: Config,
+    private readonly server: Server,
+    private readonly dir: string,
+  ) {}
+
+  static async start(overrides: Partial<Config> = {}): Promise<TestServer> {
+    const dir = mkdtempSync(join(tmpdir(), 'almanac-test-'));
+    const config: Config = { ...loadConfig({}), dbPath: join(dir, 'almanac.sqlite'), port: 0, logLevel: 'silent', validateResponses: true, ...overrides };
+    const db = openDatabase(config.dbPath);
+    migrate(db);
+    const { koa, repos } = await createApp({ db, config, log: createLogger(config.logLevel) });
+    await ensureBootstrapAdmin(repos.users, 'admin', 'bootstrap-secret');
+    const server = createServer(koa.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    return new TestServer(`http://127.0.0.1:${port}`, db, repos, config, server, dir);
+  }
+
+  /** A new user with this role and a generated application password. */
+  user(role: Role, login = `${role}-${Math.random().toString(36).slice(2, 8)}`): Credentials {
+    const user = this.repos.users.create({ login, email: `${login}@example.test`, role });
+    return { login, password: addGeneratedPassword(this.repos.users, user.id, 'test').display };
+  }
+
+  /** A typed client generated from the spec; every response it receives is checked against the spec. */
+  client(as?: Credentials) {
+    const client = createClient<paths>({ baseUrl: this.baseUrl, headers: as ? { Authorization: basic(as) } : {} });
+    const check: Middleware = {
+      async onResponse({ request, response }) {
+        const text = await response.clone().text();
+        await contract.check(request.method, request.url, response.status, text ? JSON.parse(text) : undefined);
+        return undefined;
+      },
+    };
+    client.use(check);
+    return client;
+  }
+
+  /** Any request, for what a typed client cannot send (bad JSON, form bodies, odd methods); checked too. */
+  async raw<T = any>(method: string, path: string, options: { as?: Credentials; json?: unknown; form?: string; body?: string; headers?: Record<string, string> } = {}): Promise<RawResponse<T>> {
+    const headers: Record<string, string> = { ...(options.headers ?? {}) };
+    if (options.as) headers.Authorization = basic(options.as);
+    let body: string | undefined = options.body;
+    if (options.json !== undefined) {
+      body = JSON.stringify(options.json);
+      headers['Content-Type'] ??= 'application/json';
+    }
+    if (options.form !== undefined) {
+      body = options.form;
+      headers['Content-Type'] ??= 'application/x-www-form-urlencoded';
+    }
+    const url = this.baseUrl + path;
+    const response = await fetch(url, { method, headers, body });
+    const text = await response.text();
+    const parsed = text ? JSON.parse(text) : undefined;
+    await contract.check(method, url, response.status, parsed);
+    return { status: response.status, headers: response.headers, body: parsed as T, text };
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.closeAllConnections();
+      this.server.close(() => resolve());
+    });
+    this.db.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+export function basic(c: Credentials): string {
+  return 'Basic ' + Buffer.from(`${c.login}:${c.password}`).toString('base64');
+}
+
+/**
+ * Inserts an event straight into the database, for term counts and the `post`/`event` filters until the event
+ * routes exist. Returns its id.
+ */
+export function insertEvent(db: Db, opts: { title?: string; status?: string; terms?: number[]; lang?: string } = {}): number {
+  const now = '2026-11-01 10:00:00';
+  const title = opts.title ?? 'Fixture event';
+  const id = Number(
+    db.prepare(`INSERT INTO posts (type, status, slug, title, date_local, date_utc, modified_local, modified_utc, lang, translation_group)
+                VALUES ('event', @status, @slug, @title, @now, @now, @now, @now, @lang, 0)`)
+      .run({ status: opts.status ?? 'publish', slug: `fixture-${Math.random().toString(36).slice(2)}`, title, now, lang: opts.lang ?? 'en' }).lastInsertRowid,
+  );
+  db.prepare('UPDATE posts SET translation_group = id WHERE id = ?').run(id);
+  db.prepare(`INSERT INTO events (post_id, start_local, end_local, start_utc, end_utc, timezone) VALUES (?, '2027-01-01 10:00:00', '2027-01-01 12:00:00', '2027-01-01 10:00:00', '2027-01-01 12:00:00', 'UTC+0')`).run(id);
+  for (const term of opts.terms ?? []) db.prepare('INSERT INTO event_terms (event_id, term_id) VALUES (?, ?)').run(id, term);
+  return id;
+}
