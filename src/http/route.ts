@@ -80,7 +80,8 @@ export function resolveRoute(backend: Backend, config: Config): Middleware {
       query: operation ? normaliseQuery(rawQuery, operation) : {},
       operation,
       specPath,
-      allow: specPath ? (role) => allowedMethods(specPath, (caps) => hasCapabilities(role, caps)) : null,
+      // WordPress sends no Allow with rest_no_route, so a known path with a method it lacks gets none either.
+      allow: specPath && (operation || method === 'OPTIONS') ? (role) => allowedMethods(specPath, (caps) => hasCapabilities(role, caps)) : null,
       fields,
       envelope,
     };

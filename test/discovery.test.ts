@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadSpec } from '../src/http/spec.js';
+import { NS, TestServer } from './helpers/server.js';
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await TestServer.start();
+});
+afterAll(() => s.close());
+
+/** Route patterns and endpoint methods of the captured namespace index of the plugin, in its order. */
+const PLUGIN_ROUTES: [string, string[][]][] = [
+  ['/tribe/events/v1', [['GET']]],
+  ['/tribe/events/v1/doc', [['GET']]],
+  ['/tribe/events/v1/events', [['GET'], ['POST']]],
+  ['/tribe/events/v1/events/(?P<id>\\d+)', [['GET'], ['DELETE'], ['POST', 'PUT', 'PATCH']]],
+  ['/tribe/events/v1/events/by-slug/(?P<slug>[^/]+)', [['GET'], ['DELETE'], ['POST', 'PUT', 'PATCH']]],
+  ['/tribe/events/v1/venues', [['GET'], ['POST']]],
+  ['/tribe/events/v1/venues/(?P<id>\\d+)', [['GET'], ['DELETE'], ['POST', 'PUT', 'PATCH']]],
+  ['/tribe/events/v1/venues/by-slug/(?P<slug>[^/]+)', [['GET'], ['DELETE'], ['POST', 'PUT', 'PATCH']]],
+  ['/tribe/events/v1/organizers', [['GET'], ['POST']]],
+  ['/tribe/events/v1/organizers/(?P<id>\\d+)', [['GET'], ['DELETE'], ['POST', 'PUT', 'PATCH']]],
+  ['/tribe/events/v1/organizers/by-slug/(?P<slug>[^/]+)', [['GET'], ['DELETE'], ['POST', 'PUT', 'PATCH']]],
+  ['/tribe/events/v1/categories', [['GET'], ['POST']]],
+  ['/tribe/events/v1/categories/(?P<id>\\d+)', [['GET'], ['POST', 'PUT', 'PATCH'], ['DELETE']]],
+  ['/tribe/events/v1/tags', [['GET'], ['POST']]],
+  ['/tribe/events/v1/tags/(?P<id>\\d+)', [['GET'], ['POST', 'PUT', 'PATCH'], ['DELETE']]],
+];
+
+/** Arguments the plugin declares on its list and create endpoints (captured index). */
+const PLUGIN_EVENT_LIST_ARGS = ['page', 'per_page', 'start_date', 'end_date', 'starts_before', 'starts_after', 'ends_before', 'ends_after', 'strict_dates', 'search', 'categories', 'tags', 'venue', 'organizer', 'featured', 'status', 'geoloc', 'geoloc_lat', 'geoloc_lng', 'include', 'post_parent', 'ticketed'];
+const PLUGIN_EVENT_CREATE_ARGS = ['author', 'date', 'date_utc', 'title', 'description', 'slug', 'excerpt', 'status', 'timezone', 'all_day', 'start_date', 'end_date', 'image', 'cost', 'website', 'show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured', 'categories', 'tags', 'venue', 'organizer'];
+const PLUGIN_TERM_LIST_ARGS = ['page', 'per_page', 'search', 'exclude', 'include', 'order', 'orderby', 'hide_empty', 'parent', 'post', 'event', 'slug'];
+
+describe('the namespace index', () => {
+  it('lists the plugin routes in its order with its endpoint grouping and declared args', async () => {
+    const { data, response } = await s.client().GET(NS);
+    expect(response.status).toBe(200);
+    expect(data!.namespace).toBe('tribe/events/v1');
+    expect(Object.keys(data!.routes)).toEqual(PLUGIN_ROUTES.map(([p]) => p));
+    for (const [pattern, endpoints] of PLUGIN_ROUTES) {
+      expect(data!.routes[pattern]!.endpoints.map((e) => e.methods), pattern).toEqual(endpoints);
+      expect(data!.routes[pattern]!.methods).toEqual(endpoints.flat());
+    }
+    const events = data!.routes['/tribe/events/v1/events']!;
+    expect(Object.keys(events.endpoints[0]!.args)).toEqual(expect.arrayContaining(PLUGIN_EVENT_LIST_ARGS));
+    expect(Object.keys(events.endpoints[1]!.args)).toEqual(expect.arrayContaining(PLUGIN_EVENT_CREATE_ARGS));
+    expect((events.endpoints[1]!.args as Record<string, { required: boolean }>).title!.required).toBe(true);
+    expect((events.endpoints[0]!.args as Record<string, { default?: unknown }>).per_page!.default).toBe(10);
+    expect(events._links).toEqual({ self: [{ href: `${s.baseUrl}${NS}/events` }] });
+    expect(data!.routes['/tribe/events/v1/events/(?P<id>\\d+)']!._links).toBeUndefined();
+    expect(Object.keys(data!.routes['/tribe/events/v1/categories']!.endpoints[0]!.args)).toEqual(expect.arrayContaining(PLUGIN_TERM_LIST_ARGS));
+    expect(data!._links).toEqual({ up: [{ href: `${s.baseUrl}/wp-json/` }] });
+  });
+
+  it('carries the language prefix in its links', async () => {
+    const { data } = await s.client().GET(NS, { params: { query: { xlate_language: 'de' } } });
+    expect(data!._links).toEqual({ up: [{ href: `${s.baseUrl}/de/wp-json/` }] });
+  });
+});
+
+describe('the site index and /doc', () => {
+  it('answers GET /wp-json and /wp-json/ with the namespace and its routes', async () => {
+    for (const path of ['/wp-json', '/wp-json/']) {
+      const r = await s.raw('GET', path);
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ name: 'Almanac', url: s.baseUrl, namespaces: ['tribe/events/v1'], gmt_offset: 0, timezone_string: '' });
+      expect(Object.keys(r.body.routes)).toHaveLength(PLUGIN_ROUTES.length);
+    }
+  });
+
+  it('reports the site timezone', async () => {
+    const berlin = await TestServer.start({ siteTimezone: 'Europe/Berlin' });
+    try {
+      const r = await berlin.raw('GET', '/wp-json');
+      expect(r.body.timezone_string).toBe('Europe/Berlin');
+      expect([1, 2]).toContain(r.body.gmt_offset);
+    } finally {
+      await berlin.close();
+    }
+  });
+
+  it('serves spec/openapi.yaml as JSON with servers set to the public base and language', async () => {
+    const spec = loadSpec();
+    const { data } = await s.client().GET(`${NS}/doc`);
+    expect(data!.openapi).toBe('3.0.3');
+    expect(data!.servers).toEqual([{ url: s.baseUrl, description: 'This Almanac' }]);
+    expect(Object.keys(data!.paths)).toEqual(Object.keys(spec.paths));
+    const fr = await s.raw('GET', `/fr${NS}/doc`);
+    expect(fr.body.servers[0].url).toBe(`${s.baseUrl}/fr`);
+  });
+
+  it('uses ALMANAC_PUBLIC_URL for every absolute link, whatever the Host header says', async () => {
+    const pub = await TestServer.start({ publicUrl: 'https://events.example.org/site' });
+    try {
+      const r = await pub.raw('GET', `${NS}/doc`, { headers: { Host: 'evil.example' } });
+      expect(r.body.servers[0].url).toBe('https://events.example.org/site');
+      expect(r.headers.get('link')).toBe('<https://events.example.org/site/wp-json/>; rel="https://api.w.org/"');
+    } finally {
+      await pub.close();
+    }
+  });
+});

@@ -1,0 +1,179 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NOT_IMPLEMENTED } from '../src/handlers/notImplemented.js';
+import { loadSpec } from '../src/http/spec.js';
+import { NS, TestServer } from './helpers/server.js';
+
+let s: TestServer;
+let categoryId: number;
+beforeAll(async () => {
+  s = await TestServer.start({ bodyLimitBytes: 2048 });
+  categoryId = (await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name: 'Music' } })).body.id;
+});
+afterAll(() => s.close());
+
+describe('errors in the shapes of the reference captures', () => {
+  it('unknown routes and methods: 404 rest_no_route, no Allow', async () => {
+    const noRoute = { code: 'rest_no_route', message: 'No route was found matching the URL and request method.', data: { status: 404 } };
+    for (const [method, path] of [['GET', `${NS}/nope`], ['DELETE', `${NS}/categories`], ['GET', `${NS}/events/by-slug/`], ['GET', '/es/wp-json/tribe/events/v1/categories'], ['GET', '/']]) {
+      const r = await s.raw(method!, path!);
+      expect(r.status).toBe(404);
+      expect(r.body).toEqual(noRoute);
+      expect(r.headers.get('Allow')).toBeNull();
+    }
+  });
+
+  it('matches the captured validation errors byte for byte', async () => {
+    expect((await s.raw('GET', `${NS}/events?per_page=abc`)).text).toBe('{"code":"rest_invalid_param","message":"Invalid parameter(s): per_page","data":{"status":400,"params":{"per_page":"Invalid parameter."},"details":[]}}');
+    expect((await s.raw('GET', `${NS}/events?start_date=not-a-date`)).text).toBe('{"code":"rest_invalid_param","message":"Invalid parameter(s): start_date","data":{"status":400,"params":{"start_date":"Invalid parameter."},"details":[]}}');
+    const missing = await s.raw('POST', `${NS}/events`, { as: s.admin, json: { start_date: '2027-02-01 10:00:00', end_date: '2027-02-01 11:00:00' } });
+    expect(missing.text).toBe('{"code":"rest_missing_callback_param","message":"Missing parameter(s): title","data":{"status":400,"params":["title"]}}');
+    const badDate = await s.raw('POST', `${NS}/events`, { as: s.admin, json: { title: 'Bad date', start_date: 'not-a-date', end_date: '2027-02-01 11:00:00' } });
+    expect(badDate.text).toBe('{"code":"rest_invalid_param","message":"Invalid parameter(s): start_date","data":{"status":400,"params":{"start_date":"Invalid parameter."},"details":[]}}');
+    expect((await s.raw('POST', `${NS}/events`, { json: {} })).body.message).toBe('Missing parameter(s): title, start_date, end_date');
+  });
+
+  it('checks permissions after validation: anonymous writes get 401 rest_forbidden with Allow: GET', async () => {
+    const forbidden = '{"code":"rest_forbidden","message":"Sorry, you are not allowed to do that.","data":{"status":401}}';
+    const post = await s.raw('POST', `${NS}/events`, { json: { title: 'Anonymous', start_date: '2027-02-01 10:00:00', end_date: '2027-02-01 11:00:00' } });
+    expect(post.text).toBe(forbidden);
+    expect(post.headers.get('Allow')).toBe('GET');
+    expect((await s.raw('DELETE', `${NS}/events/22`)).text).toBe(forbidden);
+  });
+
+  it('answers invalid JSON with rest_invalid_json and a body over the limit with 413', async () => {
+    const bad = await s.raw('POST', `${NS}/categories`, { as: s.admin, body: '{"name": ', headers: { 'Content-Type': 'application/json' } });
+    expect(bad.body).toEqual({ code: 'rest_invalid_json', message: 'Invalid JSON body passed.', data: { status: 400, json_error_code: 4, json_error_message: 'Syntax error' } });
+    const big = await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name: 'x'.repeat(4000) } });
+    expect(big.status).toBe(413);
+    expect(big.body.code).toBe('rest_request_too_large');
+    const scalar = await s.raw('POST', `${NS}/categories`, { as: s.admin, body: '[1,2]', headers: { 'Content-Type': 'application/json' } });
+    expect(scalar.body.code).toBe('rest_missing_callback_param');
+    expect(await s.raw('GET', `${NS}/categories?xlate_language=es`)).toMatchObject({ status: 400, body: { code: 'rest_invalid_param', data: { params: { xlate_language: 'Invalid parameter.' } } } });
+  });
+
+  it('answers every operation still to be built with 501 rest_not_implemented once the request is valid', async () => {
+    const spec = loadSpec();
+    const bodies: Record<string, unknown> = {
+      createEvent: { title: 'T', start_date: '2027-01-01 10:00', end_date: '2027-01-01 11:00' },
+      createVenue: { venue: 'Hall' },
+      createOrganizer: { organizer: 'Org' },
+    };
+    let seen = 0;
+    for (const [path, item] of Object.entries(spec.paths)) {
+      for (const [method, op] of Object.entries(item as Record<string, { operationId: string }>)) {
+        if (!(NOT_IMPLEMENTED as readonly string[]).includes(op.operationId)) continue;
+        const concrete = path.replace('{id}', '1').replace('{slug}', 'some-slug');
+        const r = await s.raw(method.toUpperCase(), concrete, { as: s.admin, json: method === 'get' || method === 'delete' ? undefined : (bodies[op.operationId] ?? {}) });
+        expect(r.status, `${op.operationId}`).toBe(501);
+        expect(r.body.code).toBe('rest_not_implemented');
+        seen++;
+      }
+    }
+    expect(seen).toBe(NOT_IMPLEMENTED.length);
+  });
+});
+
+describe('WordPress REST plumbing', () => {
+  it('sends the headers of every WordPress REST answer', async () => {
+    const anon = await s.raw('GET', `${NS}/categories/${categoryId}`);
+    expect(anon.headers.get('content-type')).toBe('application/json; charset=UTF-8');
+    expect(anon.headers.get('x-robots-tag')).toBe('noindex');
+    expect(anon.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(anon.headers.get('link')).toBe(`<${s.baseUrl}/wp-json/>; rel="https://api.w.org/"`);
+    expect(anon.headers.get('access-control-expose-headers')).toBe('X-WP-Total, X-WP-TotalPages, Link');
+    expect(anon.headers.get('access-control-allow-headers')).toBe('Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type');
+    expect(anon.headers.get('vary')).toBe('Origin');
+    expect(anon.headers.get('allow')).toBe('GET');
+    expect(anon.headers.get('cache-control')).toBeNull();
+    const admin = await s.raw('GET', `${NS}/categories/${categoryId}`, { as: s.admin });
+    expect(admin.headers.get('allow')).toBe('GET, POST, PUT, PATCH, DELETE');
+    expect(admin.headers.get('cache-control')).toBe('no-cache, must-revalidate, max-age=0, no-store, private');
+    expect(admin.headers.get('expires')).toBe('Wed, 11 Jan 1984 05:00:00 GMT');
+  });
+
+  it('echoes an Origin for CORS and answers preflights', async () => {
+    const r = await s.raw('GET', `${NS}/categories`, { headers: { Origin: 'https://app.example.test' } });
+    expect(r.headers.get('access-control-allow-origin')).toBe('https://app.example.test');
+    expect(r.headers.get('access-control-allow-credentials')).toBe('true');
+    const preflight = await s.raw('OPTIONS', `${NS}/categories/${categoryId}`, { headers: { Origin: 'https://app.example.test', 'Access-Control-Request-Method': 'PATCH' } });
+    expect(preflight.status).toBe(200);
+    expect(preflight.headers.get('access-control-allow-methods')).toBe('OPTIONS, GET, POST, PUT, PATCH, DELETE');
+    expect(preflight.headers.get('allow')).toBe('GET');
+    expect(preflight.body.endpoints.map((e: { methods: string[] }) => e.methods)).toEqual([['GET'], ['POST', 'PUT', 'PATCH'], ['DELETE']]);
+    expect((await s.raw('OPTIONS', `${NS}/nowhere`)).status).toBe(404);
+  });
+
+  it('only echoes configured origins when ALMANAC_CORS_ORIGINS lists them', async () => {
+    const strict = await TestServer.start({ corsOrigins: ['https://good.example.test'] });
+    try {
+      expect((await strict.raw('GET', `${NS}/categories`, { headers: { Origin: 'https://good.example.test' } })).headers.get('access-control-allow-origin')).toBe('https://good.example.test');
+      expect((await strict.raw('GET', `${NS}/categories`, { headers: { Origin: 'https://evil.example.test' } })).headers.get('access-control-allow-origin')).toBeNull();
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('answers HEAD like GET without a body', async () => {
+    const r = await fetch(`${s.baseUrl}${NS}/categories/${categoryId}`, { method: 'HEAD' });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('allow')).toBe('GET');
+    expect(await r.text()).toBe('');
+  });
+
+  it('reaches the same routes through ?rest_route= and with a trailing slash', async () => {
+    const viaQuery = await s.raw('GET', `/?rest_route=/tribe/events/v1/categories/${categoryId}`);
+    expect(viaQuery.body.name).toBe('Music');
+    expect((await s.raw('GET', `${NS}/categories/${categoryId}/`)).body.name).toBe('Music');
+  });
+
+  it('keeps only _fields, wraps in _envelope, refuses _jsonp', async () => {
+    expect((await s.raw('GET', `${NS}/categories/${categoryId}?_fields=id,name,urls.self`)).body).toEqual({ id: categoryId, name: 'Music', urls: { self: `${s.baseUrl}${NS}/categories/${categoryId}` } });
+    const env = await s.raw('GET', `${NS}/categories/999999?_envelope`);
+    expect(env.status).toBe(200);
+    expect(env.body).toMatchObject({ status: 400, body: { code: 'rest_invalid_param' } });
+    const jsonp = await s.raw('GET', `${NS}/categories?_jsonp=cb`);
+    expect(jsonp.status).toBe(400);
+    expect(jsonp.body.data.params).toEqual({ _jsonp: 'JSONP is not supported.' });
+  });
+
+  it('takes the method from _method or X-HTTP-Method-Override', async () => {
+    const made = await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name: 'Overridden' } });
+    const patched = await s.raw('POST', `${NS}/categories/${made.body.id}`, { as: s.admin, json: { description: 'via header' }, headers: { 'X-HTTP-Method-Override': 'PATCH' } });
+    expect(patched.body.description).toBe('via header');
+    const deleted = await s.raw('POST', `${NS}/categories/${made.body.id}?_method=DELETE`, { as: s.admin });
+    expect(deleted.status).toBe(200);
+    expect((await s.raw('GET', `${NS}/categories/${made.body.id}`)).status).toBe(400);
+  });
+
+  it('serves the same routes under /de and /fr with the prefix in every link; the parameter wins', async () => {
+    const de = await s.raw('GET', `/de${NS}/categories/${categoryId}`);
+    expect(de.body.urls.self).toBe(`${s.baseUrl}/de${NS}/categories/${categoryId}`);
+    expect(de.body.url).toBe(`${s.baseUrl}/de/events/category/music/`);
+    expect(de.headers.get('link')).toBe(`<${s.baseUrl}/de/wp-json/>; rel="https://api.w.org/"`);
+    const fr = await s.raw('GET', `/de${NS}/categories/${categoryId}?xlate_language=fr`);
+    expect(fr.body.urls.self).toBe(`${s.baseUrl}/fr${NS}/categories/${categoryId}`);
+    const en = await s.raw('GET', `/fr${NS}/categories/${categoryId}?wpml_language=en`);
+    expect(en.body.urls.self).toBe(`${s.baseUrl}${NS}/categories/${categoryId}`);
+    const list = await s.raw('GET', `/fr${NS}/categories?hide_empty=0&xlate_language=fr`);
+    expect(list.body.rest_url).toBe(`${s.baseUrl}/fr${NS}/categories/?hide_empty=false`);
+  });
+
+  it('reads array parameters as lists, repeated keys and CSV, and booleans in any spelling', async () => {
+    const ids: number[] = [];
+    for (const name of ['One', 'Two', 'Three']) ids.push((await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name } })).body.id);
+    const forms = [`include=${ids[0]},${ids[1]}`, `include[]=${ids[0]}&include[]=${ids[1]}`, `include=${ids[0]}&include=${ids[1]}`, `include=${ids[0]}%2C%20${ids[1]}`];
+    for (const q of forms) {
+      const r = await s.raw('GET', `${NS}/categories?hide_empty=TRUE&${q}`);
+      expect(r.body.total, q).toBe(0);
+      const all = await s.raw('GET', `${NS}/categories?hide_empty=0&${q}`);
+      expect(all.body.categories.map((c: { id: number }) => c.id).sort(), q).toEqual([ids[0], ids[1]].sort());
+    }
+  });
+
+  it('ignores unknown query parameters and body fields, as WordPress does', async () => {
+    expect((await s.raw('GET', `${NS}/categories?hide_empty=0&color=blue&foo[]=1`)).status).toBe(200);
+    const r = await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name: 'Extra', color: 'blue' } });
+    expect(r.status).toBe(201);
+    expect(r.body).not.toHaveProperty('color');
+  });
+});
