@@ -26,7 +26,12 @@ export class UsageError extends Error {}
 
 function open(): Db {
   const db = openDatabase(loadConfig().dbPath);
-  migrate(db);
+  try {
+    migrate(db);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   return db;
 }
 
@@ -59,9 +64,12 @@ export async function run(argv: string[], out: (line: string) => void = console.
   }
   if (command === 'migrate') {
     const db = openDatabase(loadConfig().dbPath);
-    const applied = migrate(db);
-    out(applied.length ? `migrated to version ${applied.at(-1)}` : 'already up to date');
-    db.close();
+    try {
+      const applied = migrate(db);
+      out(applied.length ? `migrated to version ${applied.at(-1)}` : 'already up to date');
+    } finally {
+      db.close();
+    }
     return;
   }
   const db = open();

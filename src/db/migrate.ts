@@ -36,11 +36,14 @@ export function migrate(db: Db, migrations: Migration[] = loadMigrations()): num
   }
   const applied: number[] = [];
   for (const m of migrations.slice(current)) {
-    db.transaction(() => {
+    const ran = db.transaction(() => {
+      // Re-read under the write lock: another process may have applied this migration since `current` was read.
+      if ((db.pragma('user_version', { simple: true }) as number) >= m.version) return false;
       db.exec(m.sql);
       db.pragma(`user_version = ${m.version}`);
+      return true;
     }).immediate();
-    applied.push(m.version);
+    if (ran) applied.push(m.version);
   }
   return applied;
 }
