@@ -72,13 +72,21 @@ export function parseDateInput(text: string, zone: Zone, now: DateTime = DateTim
       if (!fixed) return null;
       value = DateTime.fromObject(parts, { zone: fixed });
     } else {
-      value = DateTime.fromObject(parts, { zone });
+      value = firstOccurrence(DateTime.fromObject(parts, { zone }));
     }
     if (!value.isValid || value.year !== parts.year || value.month !== parts.month || value.day !== parts.day) return null;
     return { value: offset ? value.setZone(zone) : value, absolute: Boolean(offset) };
   }
 
   return parseRelative(input.toLowerCase(), zone, now);
+}
+
+/**
+ * A wall-clock time in the hour repeated when DST ends is read as its first occurrence (summer time), as PHP does.
+ * Luxon would pick an occurrence from its offset guess, which depends on the current date or on the date changed.
+ */
+function firstOccurrence<T extends DateTime>(value: T): T {
+  return value.getPossibleOffsets().reduce((a, b) => (b.toMillis() < a.toMillis() ? b : a));
 }
 
 function parseRelative(input: string, zone: Zone, now: DateTime): ParsedDate | null {
@@ -141,7 +149,7 @@ function parseRelative(input: string, zone: Zone, now: DateTime): ParsedDate | n
   if (!matched || rest.length > 0) return null;
   if (time) {
     if (time.minute > 59 || time.second > 59) return null;
-    value = value.set({ ...time, millisecond: 0 });
+    value = firstOccurrence(value.set({ ...time, millisecond: 0 }));
   }
   return value.isValid ? { value: value.set({ millisecond: 0 }), absolute: false } : null;
 }

@@ -122,7 +122,13 @@ function chooseBranch(value: unknown, branches: SchemaNode[]): SchemaNode {
   const typed = (t: string) => branches.find((b) => b.type === t);
   if (isTree(value) || (value instanceof TextValues && value.values.length > 1) || Array.isArray(value)) {
     const wantsObject = isTree(value) && !Object.keys(value).every((k) => /^\d+$/.test(k));
-    return (wantsObject ? typed('object') : typed('array')) ?? typed('array') ?? typed('object') ?? branches[0]!;
+    if (wantsObject) {
+      // of several object members (`{id}` or an inline record), the one whose required keys were all sent
+      const fits = (b: SchemaNode) => b.type === 'object' && (b.required ?? []).every((k) => k in value);
+      const best = branches.filter(fits).sort((a, b) => (b.required?.length ?? 0) - (a.required?.length ?? 0))[0];
+      return best ?? typed('object') ?? typed('array') ?? branches[0]!;
+    }
+    return typed('array') ?? typed('object') ?? branches[0]!;
   }
   const text = scalarFor(value);
   if (typeof text === 'string') {
@@ -173,10 +179,10 @@ export function normalise(value: unknown, rawSchema: SchemaNode | undefined): un
   }
 }
 
-/** A text tree as plain JSON (last value of each key). */
+/** A text tree as plain JSON (last value of each key); JSON values pass through. */
 function plain(tree: TextTree): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(tree)) out[key] = v instanceof TextValues ? v.last : plain(v);
+  for (const [key, v] of Object.entries(tree)) out[key] = v instanceof TextValues ? v.last : isTree(v) ? plain(v) : v;
   return out;
 }
 

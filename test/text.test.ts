@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import { escapeTermName, sanitizeTextField, slugify } from '../src/domain/text.js';
+
+describe('escapeTermName', () => {
+  it.each([
+    ['Food & Drink', 'Food &amp; Drink'],
+    ['Food &amp; Drink', 'Food &amp; Drink'],
+    ['Caf&eacute;', 'Caf&eacute;'],
+    ['A &#038; B', 'A &#038; B'],
+    ['A &#x26; B', 'A &#x26; B'],
+    ['&', '&amp;'],
+    ['&&', '&amp;&amp;'],
+    ['&amp', '&amp;amp'],
+    ['& amp;', '&amp; amp;'],
+    ['&#;', '&amp;#;'],
+    ['&#x;', '&amp;#x;'],
+    ['&#xZZ;', '&amp;#xZZ;'],
+    ['&1a;', '&amp;1a;'],
+    ['a < b > c', 'a &lt; b &gt; c'],
+    ['<b>Bold</b>', '&lt;b&gt;Bold&lt;/b&gt;'],
+    ['&lt;tag&gt; & more', '&lt;tag&gt; &amp; more'],
+    ['Rock &amp; Roll & Blues', 'Rock &amp; Roll &amp; Blues'],
+    ['"quotes" and \'apostrophes\'', '"quotes" and \'apostrophes\''],
+    ['Crème brûlée', 'Crème brûlée'],
+    ['', ''],
+  ])('escapes %j as %j', (name, expected) => {
+    expect(escapeTermName(name)).toBe(expected);
+  });
+
+  it('is idempotent', () => {
+    const once = escapeTermName('Fish & Chips <special> &amp; more');
+    expect(escapeTermName(once)).toBe(once);
+  });
+});
+
+describe('sanitizeTextField', () => {
+  it.each([
+    ['  Food <b>&</b> Drink ', 'Food & Drink'],
+    ['<p>Hello</p>\n<br/>World', 'Hello World'],
+    ['<a href="https://example.test/?a=1&b=2">link</a> text', 'link text'],
+    ['<b></b>', ''],
+    ['line\none\r\n\ttwo', 'line one two'],
+    ['a    b', 'a b'],
+    ['\n\t  padded  \r\n', 'padded'],
+    ['a\u0000b\u0007c\u007fd', 'abcd'],
+    ['a\u000bb\u000cc\u001fd', 'abcd'],
+    ['a \u0001 b', 'a b'],
+    ['a\u0001 \u0002 \u0003b', 'a b'],
+    [' \u0001 lead', 'lead'],
+    ['trail \u0001 ', 'trail'],
+    ['1 < 2', '1 < 2'],
+    ['a < b > c', 'a < b > c'],
+    ['x <y', 'x <y'],
+    ['Café & Crème', 'Café & Crème'],
+    ['&amp; stays', '&amp; stays'],
+    ['日本語', '日本語'],
+    ['', ''],
+  ])('sanitises %j as %j', (text, expected) => {
+    expect(sanitizeTextField(text)).toBe(expected);
+  });
+});
+
+describe('slugify', () => {
+  it.each([
+    ['An Event!', 'an-event'],
+    ['Food & Drink', 'food-drink'],
+    ['Crème brûlée', 'creme-brulee'],
+    ['Straße', 'strasse'],
+    ['Ærøskøbing', 'aeroskobing'],
+    ['Łódź', 'lodz'],
+    ['Ünïcödé Façade', 'unicode-facade'],
+    ['Hello_World', 'hello_world'],
+    ['Music', 'music'],
+    ['music-2', 'music-2'],
+    ['  spaced   out  ', 'spaced-out'],
+    ['--a--b--', 'a-b'],
+    ['a - b -- c', 'a-b-c'],
+    ['v1.2.3', 'v1-2-3'],
+    ['what? (really) [yes]', 'what-really-yes'],
+    ['path/to:thing', 'path-tothing'],
+    ['<b>Bold</b> move', 'bold-move'],
+    ['Rock <em>&amp;</em> Roll', 'rock-roll'],
+    ['Tom &amp; Jerry', 'tom-jerry'],
+    ['Caf&eacute;', 'caf'],
+    ['A &#038; B', 'a-b'],
+    ['日本', '%e6%97%a5%e6%9c%ac'],
+    ['Tokyo 日本', 'tokyo-%e6%97%a5%e6%9c%ac'],
+    ['Москва', '%d0%bc%d0%be%d1%81%d0%ba%d0%b2%d0%b0'],
+    ['€5 entry', 'e5-entry'],
+    ['!!!', ''],
+    ['', ''],
+  ])('slugifies %j as %j', (text, expected) => {
+    expect(slugify(text)).toBe(expected);
+  });
+
+  it.each([
+    // non-Latin letters keep their identity, percent-encoded as WordPress encodes them
+    ['Київ', '%d0%ba%d0%b8%d1%97%d0%b2'],
+    ['Йошкар-Ола', '%d0%b9%d0%be%d1%88%d0%ba%d0%b0%d1%80-%d0%be%d0%bb%d0%b0'],
+    ['한국', '%ed%95%9c%ea%b5%ad'],
+    ['ガ', '%e3%82%ac'],
+    // decomposed input is read as the composed text
+    ['Cre\u0300me', 'creme'],
+    ['\u0418\u0306', '%d0%b9'],
+  ])('percent-encodes the non-Latin %j as WordPress does: %j', (text, expected) => {
+    expect(slugify(text)).toBe(expected);
+  });
+
+  it.each([
+    ['100% fun', '100-fun'],
+    ['50%off', '50off'],
+    ['%', ''],
+    ['already %E6%97%A5 encoded', 'already-%e6%97%a5-encoded'],
+  ])('keeps only percent signs that start an octet: %j → %j', (text, expected) => {
+    expect(slugify(text)).toBe(expected);
+  });
+
+  it('cuts at 200 characters', () => {
+    expect(slugify('a'.repeat(250))).toBe('a'.repeat(200));
+    expect(slugify('a'.repeat(200))).toBe('a'.repeat(200));
+    expect(slugify('a'.repeat(199) + ' b')).toBe('a'.repeat(199));
+  });
+
+  it('never leaves a partial %xx at the cut', () => {
+    expect(slugify('a'.repeat(199) + '日')).toBe('a'.repeat(199));
+    expect(slugify('a'.repeat(198) + '日')).toBe('a'.repeat(198));
+  });
+
+  it('never cuts a character between its octets', () => {
+    expect(slugify('a'.repeat(191) + '日本')).toBe('a'.repeat(191) + '%e6%97%a5');
+    expect(slugify('a'.repeat(197) + '日')).toBe('a'.repeat(197));
+    expect(slugify('a'.repeat(194) + '日本')).toBe('a'.repeat(194));
+    expect(slugify('a'.repeat(196) + '日本')).toBe('a'.repeat(196));
+    expect(slugify('a'.repeat(198) + 'ö日')).toBe('a'.repeat(198) + 'o');
+  });
+
+  it.each(Array.from({ length: 25 }, (_, i) => 180 + i))('gives a decodable slug of at most 200 characters for %i letters then non-Latin text', (n) => {
+    const slug = slugify('a'.repeat(n) + ' 日本語 Київ 한국');
+    expect(slug.length).toBeLessThanOrEqual(200);
+    expect(slug.startsWith('a'.repeat(Math.min(n, 200)))).toBe(true);
+    expect(slug).not.toMatch(/-$/);
+    expect(slug).not.toMatch(/%[0-9a-f]?$/);
+    expect(() => decodeURIComponent(slug)).not.toThrow();
+  });
+});
