@@ -1,11 +1,14 @@
 import Koa from 'koa';
 import type { Config } from './config.js';
 import type { Db } from './db/connection.js';
+import { MediaRepository } from './db/media.js';
 import { PostsRepository } from './db/posts.js';
 import { TermsRepository } from './db/terms.js';
 import { UsersRepository } from './db/users.js';
 import { CredentialVerifier } from './domain/passwords.js';
 import { discoveryHandlers } from './handlers/discovery.js';
+import { eventHandlers } from './handlers/events.js';
+import { organizerHandlers, venueHandlers } from './handlers/linked.js';
 import { notImplementedHandlers } from './handlers/notImplemented.js';
 import { categoryHandlers, tagHandlers } from './handlers/terms.js';
 import { authenticate } from './http/auth.js';
@@ -21,10 +24,11 @@ export interface Repositories {
   users: UsersRepository;
   terms: TermsRepository;
   posts: PostsRepository;
+  media: MediaRepository;
 }
 
 export function createRepositories(db: Db): Repositories {
-  return { users: new UsersRepository(db), terms: new TermsRepository(db), posts: new PostsRepository(db) };
+  return { users: new UsersRepository(db), terms: new TermsRepository(db), posts: new PostsRepository(db), media: new MediaRepository(db) };
 }
 
 export interface App {
@@ -40,6 +44,9 @@ export async function createApp({ db, config, log }: { db: Db; config: Config; l
     ...discoveryHandlers(config),
     ...categoryHandlers(repos),
     ...tagHandlers(repos),
+    ...eventHandlers({ ...repos, config }),
+    ...venueHandlers({ ...repos, config }),
+    ...organizerHandlers({ ...repos, config }),
     ...notImplementedHandlers(),
   } satisfies Handlers;
   const backend = await createBackend(handlers, { validateResponses: config.validateResponses });

@@ -69,6 +69,8 @@ export class TermsRepository {
     this.cache = new StatementCache(db);
     this.stmts = {
       byId: db.prepare<{ id: number; now: string }, TermRow>(`SELECT t.*, ${COUNT} AS count FROM terms t WHERE t.id = @id`),
+      byIds: db.prepare<{ ids: string; now: string }, TermRow>(`SELECT t.*, ${COUNT} AS count FROM terms t WHERE t.id IN (SELECT value FROM json_each(@ids))`),
+      idByName: db.prepare<[string, string, string], { id: number }>('SELECT id FROM terms WHERE taxonomy = ? AND lang = ? AND name = ? COLLATE NOCASE ORDER BY id LIMIT 1'),
       idBySlug: db.prepare<[string, string, string], { id: number }>('SELECT id FROM terms WHERE taxonomy = ? AND lang = ? AND slug = ?'),
       slugOwner: db.prepare<[string, string, string], { id: number }>('SELECT id FROM terms WHERE taxonomy = ? AND lang = ? AND slug = ?'),
       sameName: db.prepare<{ taxonomy: string; lang: string; name: string; parent: number | null; anyParent: number }, { id: number }>(
@@ -103,6 +105,25 @@ export class TermsRepository {
   findById(id: number): TermRecord | null {
     const row = this.stmts.byId.get({ id, now: nowUtc() });
     return row ? toTerm(row) : null;
+  }
+
+  /** Several terms by id, in one query. */
+  findMany(ids: number[]): TermRecord[] {
+    if (ids.length === 0) return [];
+    return this.stmts.byIds.all({ ids: JSON.stringify([...new Set(ids)]), now: nowUtc() }).map(toTerm);
+  }
+
+  /** The term of this taxonomy and language with this slug or, failing that, this name (any case). */
+  findBySlugOrName(taxonomy: Taxonomy, lang: Lang, text: string): number | null {
+    return this.stmts.idBySlug.get(taxonomy, lang, text)?.id ?? this.stmts.idByName.get(taxonomy, lang, text)?.id ?? null;
+  }
+
+  /** WordPress's `wp_unique_term_slug`: a child category first tries `{slug}-{parent slug}`, then `-2`, `-3`, … */
+  uniqueSlug(taxonomy: Taxonomy, lang: Lang, slug: string, parentSlug: string | null): string {
+    const free = (s: string) => this.slugOwner(taxonomy, lang, s) === null;
+    if (free(slug)) return slug;
+    if (parentSlug && free(`${slug}-${parentSlug}`)) return `${slug}-${parentSlug}`;
+    for (let n = 2; ; n++) if (free(`${slug}-${n}`)) return `${slug}-${n}`;
   }
 
   /** The term of this taxonomy and language named by an id or a slug, or null. */

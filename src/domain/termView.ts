@@ -59,3 +59,24 @@ export function termToWire<T extends Taxonomy>(term: TermRecord & { taxonomy: T 
   }
   return wire as TermWire<T>;
 }
+
+/** A term inside an event's `categories` / `tags` (reference resources.md §4.1): raw WordPress term plus `urls`. */
+export function embeddedTerm(term: TermRecord, state: RequestState): Schemas['EmbeddedTerm'] {
+  const collection = `${state.restBase}/${TAXONOMY[term.taxonomy].route}`;
+  const urls: Schemas['TermUrls'] = { self: `${collection}/${term.id}`, collection };
+  if (term.parentId) urls.up = `${collection}/${term.parentId}`;
+  return {
+    name: escapeTermName(term.name),
+    slug: term.slug,
+    term_group: 0,
+    term_taxonomy_id: term.id,
+    taxonomy: TAXONOMY[term.taxonomy].wireName,
+    description: term.description,
+    parent: term.parentId,
+    count: term.count,
+    filter: 'raw',
+    id: term.id,
+    urls,
+    lang: term.lang,
+  };
+}

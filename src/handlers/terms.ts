@@ -116,7 +116,7 @@ class TermService<T extends Taxonomy> {
         throw new ApiError(400, 'term_exists', `A term with the name provided already exists ${where}.`, { term_id: same });
       }
       const parentSlug = parentId ? this.terms.findById(parentId)!.slug : null;
-      const slug = this.uniqueSlug(this.slugFrom(fields.slug, name), state, parentSlug);
+      const slug = this.terms.uniqueSlug(this.taxonomy, state.lang, this.slugFrom(fields.slug, name), parentSlug);
       return this.terms.insert({ taxonomy: this.taxonomy, name, slug, description: fields.description ?? '', parentId, lang: state.lang, translationOf });
     });
     const record = this.terms.findById(id)!;
@@ -176,14 +176,6 @@ class TermService<T extends Taxonomy> {
       return slug;
     }
     return slugify(name) || 'term';
-  }
-
-  /** WordPress's `wp_unique_term_slug`: a child category first tries `{slug}-{parent slug}`, then `-2`, `-3`, … */
-  private uniqueSlug(slug: string, state: RequestState, parentSlug: string | null): string {
-    const free = (s: string) => this.terms.slugOwner(this.taxonomy, state.lang, s) === null;
-    if (free(slug)) return slug;
-    if (parentSlug && free(`${slug}-${parentSlug}`)) return `${slug}-${parentSlug}`;
-    for (let n = 2; ; n++) if (free(`${slug}-${n}`)) return `${slug}-${n}`;
   }
 
   private checkTranslationTarget(targetId: number, state: RequestState): void {

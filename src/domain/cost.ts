@@ -1,0 +1,61 @@
+/** Event costs as the plugin stores and shows them (reference resources.md §5.3, behaviour.md §8.5). */
+
+export interface CostCurrency {
+  symbol: string;
+  position: '' | 'prefix' | 'postfix';
+}
+
+const NUMBER = /\d+(?:[.,]\d+)*/g;
+const SITE_DEFAULT: CostCurrency = { symbol: '$', position: 'prefix' };
+
+/** A cost string's numbers as canonical strings (`25,55` → `25.55`, `1,000` → `1000`). */
+function numbersIn(cost: string): string[] {
+  return (cost.match(NUMBER) ?? []).map((n) => {
+    const decimalComma = /^\d+,\d{1,2}$/.test(n);
+    const normal = decimalComma ? n.replace(',', '.') : n.replace(/,/g, '');
+    return String(Number(normal));
+  });
+}
+
+/** The currency symbol the given costs share (before or after the number), as the plugin parses it at write time. */
+export function currencyOf(costs: string[]): CostCurrency {
+  const parts = costs.filter((c) => /\d/.test(c)).map((c) => {
+    const m = /^\s*([^\d\s.,]*)\s*[\d.,\s–-]+\s*([^\d\s.,]*)\s*$/.exec(c);
+    return m ? { prefix: m[1]!, suffix: m[2]! } : { prefix: '', suffix: '' };
+  });
+  if (parts.length === 0) return { symbol: '', position: '' };
+  const first = parts[0]!;
+  if (first.prefix && parts.every((p) => p.prefix === first.prefix)) return { symbol: first.prefix, position: 'prefix' };
+  if (first.suffix && parts.every((p) => p.suffix === first.suffix)) return { symbol: first.suffix, position: 'postfix' };
+  return { symbol: '', position: '' };
+}
+
+/** `cost_details.values`: every number found, as strings, sorted numerically; a cost with no number gives its word. */
+export function costValues(costs: string[]): string[] {
+  const values = new Set<string>();
+  for (const cost of costs) {
+    const numbers = numbersIn(cost);
+    if (numbers.length > 0) numbers.forEach((n) => values.add(n));
+    else if (cost.trim()) values.add(cost.trim().toLowerCase());
+  }
+  return [...values].sort((a, b) => {
+    const na = Number(a);
+    const nb = Number(b);
+    if (Number.isNaN(na) || Number.isNaN(nb)) return Number.isNaN(na) ? -1 : 1;
+    return na - nb;
+  });
+}
+
+/** The `cost` string: lowest – highest value with the currency symbol; 0 shows as `Free`; words as written. */
+export function formatCost(costs: string[], currency: CostCurrency): string {
+  const numeric = costValues(costs).filter((v) => !Number.isNaN(Number(v))).map(Number);
+  if (numeric.length === 0) {
+    const words = costs.map((c) => c.trim()).filter(Boolean);
+    return words.length > 0 ? words[0]! : '';
+  }
+  const { symbol, position } = currency.symbol ? currency : SITE_DEFAULT;
+  const show = (n: number) => (n === 0 ? 'Free' : position === 'postfix' ? `${n}${symbol}` : `${symbol}${n}`);
+  const low = Math.min(...numeric);
+  const high = Math.max(...numeric);
+  return low === high ? show(low) : `${show(low)} – ${show(high)}`;
+}

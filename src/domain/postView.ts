@@ -1,0 +1,349 @@
+import type { components } from '../../generated/api.js';
+import type { MediaRepository } from '../db/media.js';
+import type { EventRecord, OrganizerRecord, PostRecord, PostsRepository, PostType, VenueRecord } from '../db/posts.js';
+import type { TermsRepository } from '../db/terms.js';
+import type { Lang, RequestState } from '../http/state.js';
+import { costValues, formatCost } from './cost.js';
+import { fromUtcWire, isoWithOffset, timezoneAbbreviation } from './eventTimes.js';
+import { autop, jsonLdText, renderTitle } from './html.js';
+import { effectiveStatus, mayChange, mayRead, unlocks } from './postRules.js';
+import { embeddedTerm } from './termView.js';
+
+type Schemas = components['schemas'];
+type Wire = Record<string, unknown>;
+
+export interface ViewOptions {
+  /** The single representation (GET by id or slug): `json_ld` on the event and its embedded records. */
+  single: boolean;
+  /** The `password` the request carries: unlocks password-protected records it matches. */
+  password?: string;
+  /** A write response: never blanked for a caller who may edit the record (DESIGN §5 #10). */
+  write?: boolean;
+}
+
+const PERMALINK_BASE: Record<PostType, { path: string; postType: string }> = {
+  event: { path: 'event', postType: 'tribe_events' },
+  venue: { path: 'venue', postType: 'tribe_venue' },
+  organizer: { path: 'organizer', postType: 'tribe_organizer' },
+};
+
+/** Keys blanked in password-protected records (behaviour.md §11 as amended by DESIGN §5 #10), by record type. */
+const BLANK_TEXT: Record<PostType, string[]> = {
+  event: ['description', 'excerpt', 'cost', 'website'],
+  venue: ['description', 'excerpt', 'website', 'phone', 'stateprovince', 'zip', 'province', 'country', 'city', 'address', 'state'],
+  organizer: ['description', 'excerpt', 'website', 'email', 'phone'],
+};
+const BLANK_NULL: Record<PostType, string[]> = {
+  event: ['all_day', 'show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured', 'ticketed'],
+  venue: ['show_map', 'show_map_link'],
+  organizer: [],
+};
+const BLANK_LIST = ['categories', 'tags', 'venue', 'organizer', 'custom_fields'];
+
+function blank(type: PostType, wire: Wire): Wire {
+  for (const key of BLANK_TEXT[type]) if (key in wire) wire[key] = '';
+  for (const key of BLANK_NULL[type]) if (key in wire) wire[key] = null;
+  if ('image' in wire) wire.image = false;
+  if (type === 'event') {
+    for (const key of BLANK_LIST) wire[key] = [];
+    wire.cost_details = { currency_symbol: '', currency_position: '', currency_code: '', values: [] };
+  }
+  if (type === 'venue') for (const key of ['geo_lat', 'geo_lng']) if (key in wire) wire[key] = 0;
+  delete wire.json_ld;
+  return wire;
+}
+
+const details = (wire: string) => {
+  const [date, time] = wire.split(' ') as [string, string];
+  const [year, month, day] = date.split('-') as [string, string, string];
+  const [hour, minutes, seconds] = time.split(':') as [string, string, string];
+  return { year, month, day, hour, minutes, seconds };
+};
+
+/** Drops the empty values a venue or organizer record never shows (`""`, `"0"`, `0`, `false`, `[]`, null). */
+function dropEmpty(wire: Wire, keep: string[]): Wire {
+  for (const [key, value] of Object.entries(wire)) {
+    if (keep.includes(key)) continue;
+    if (value === '' || value === '0' || value === 0 || value === false || value === null || value === undefined || (Array.isArray(value) && value.length === 0)) delete wire[key];
+  }
+  return wire;
+}
+
+/**
+ * Builds the wire records of events, venues and organizers for one request. Linked records, terms, images and
+ * translations are loaded in batches, so a page costs a bounded number of queries whatever its size.
+ */
+export class PostView {
+  constructor(
+    private readonly repos: { posts: PostsRepository; terms: TermsRepository; media: MediaRepository },
+    private readonly state: RequestState,
+    private readonly nowUtc: string,
+  ) {}
+
+  events(records: EventRecord[], options: ViewOptions): Schemas['Event'][] {
+    const venues = this.localised('venue', records.map((e) => e.venueId).filter(Boolean));
+    const organizers = this.localised('organizer', records.flatMap((e) => e.organizerIds));
+    const terms = new Map(this.repos.terms.findMany(records.flatMap((e) => e.termIds)).map((t) => [t.id, t]));
+    const linked = [...venues.values(), ...organizers.values()];
+    const translations = this.translations([...records, ...linked]);
+    const images = this.images([...records, ...linked]);
+    return records.map((event) => {
+      const venue = venues.get(event.venueId) as VenueRecord | undefined;
+      const embeddedVenue = venue && mayRead(this.state.user, venue, this.nowUtc) ? this.linked(venue, options, translations, images) : null;
+      const embeddedOrganizers = event.organizerIds
+        .map((id) => organizers.get(id))
+        .filter((o): o is OrganizerRecord => Boolean(o && o.type === 'organizer' && mayRead(this.state.user, o, this.nowUtc)))
+        .map((o) => this.linked(o, options, translations, images));
+      const eventTerms = event.termIds.map((id) => terms.get(id)).filter((t) => t !== undefined).sort((a, b) => a.name.localeCompare(b.name, 'en', { sensitivity: 'base' }) || a.id - b.id);
+      const wire: Wire = {
+        ...this.common(event, translations),
+        title: renderTitle(event.title),
+        description: autop(event.content).trim(),
+        excerpt: autop(event.excerpt).trim(),
+        slug: event.slug,
+        image: this.image(event, images) ?? false,
+        all_day: event.allDay,
+        start_date: event.startLocal,
+        start_date_details: details(event.startLocal),
+        end_date: event.endLocal,
+        end_date_details: details(event.endLocal),
+        utc_start_date: event.startUtc,
+        utc_start_date_details: details(event.startUtc),
+        utc_end_date: event.endUtc,
+        utc_end_date_details: details(event.endUtc),
+        timezone: event.timezone,
+        timezone_abbr: timezoneAbbreviation(event.timezone, event.startLocal),
+        cost: formatCost(event.costs, { symbol: event.currencySymbol, position: event.currencyPosition }),
+        cost_details: { currency_symbol: event.currencySymbol, currency_code: event.currencyCode, currency_position: event.currencyPosition, values: costValues(event.costs) },
+        website: event.website ?? this.permalink(event),
+        show_map: event.showMap,
+        show_map_link: event.showMapLink,
+        hide_from_listings: event.hideFromListings,
+        sticky: event.sticky,
+        featured: event.featured,
+        categories: eventTerms.filter((t) => t.taxonomy === 'category').map((t) => embeddedTerm(t, this.state)),
+        tags: eventTerms.filter((t) => t.taxonomy === 'tag').map((t) => embeddedTerm(t, this.state)),
+        venue: embeddedVenue ?? [],
+        organizer: embeddedOrganizers,
+        custom_fields: [],
+        lang: event.lang,
+        translations: this.translationsOf(event, translations),
+        ticketed: event.ticketed,
+      };
+      const open = this.isOpen(event, options);
+      if (options.single && open) wire.json_ld = this.eventJsonLd(event, wire, embeddedVenue, embeddedOrganizers[0] ?? null);
+      return (open ? wire : blank('event', wire)) as Schemas['Event'];
+    });
+  }
+
+  venues(records: VenueRecord[], options: ViewOptions): Schemas['Venue'][] {
+    const translations = this.translations(records);
+    const images = this.images(records);
+    return records.map((v) => this.linked(v, options, translations, images) as Schemas['Venue']);
+  }
+
+  organizers(records: OrganizerRecord[], options: ViewOptions): Schemas['Organizer'][] {
+    const translations = this.translations(records);
+    const images = this.images(records);
+    return records.map((o) => this.linked(o, options, translations, images) as Schemas['Organizer']);
+  }
+
+  /** A venue or organizer record (its own or embedded in an event). */
+  private linked(record: VenueRecord | OrganizerRecord, options: ViewOptions, translations: Translations, images: Images): Wire {
+    const common = this.common(record, translations);
+    const { global_id, global_id_lineage, ...head } = common;
+    let wire: Wire;
+    if (record.type === 'venue') {
+      wire = {
+        ...head,
+        venue: renderTitle(record.title),
+        description: autop(record.content).trim(),
+        excerpt: autop(record.excerpt).trim(),
+        slug: record.slug,
+        image: this.image(record, images),
+        address: record.address,
+        city: record.city,
+        country: record.country,
+        province: record.province,
+        state: record.state,
+        zip: record.zip,
+        phone: record.phone,
+        website: record.website,
+        stateprovince: record.stateprovince,
+        geo_lat: record.geoLat !== null && record.geoLng !== null && (record.geoLat !== 0 || record.geoLng !== 0) ? record.geoLat : null,
+        geo_lng: record.geoLat !== null && record.geoLng !== null && (record.geoLat !== 0 || record.geoLng !== 0) ? record.geoLng : null,
+        json_ld: options.single ? this.placeJsonLd(record, images) : null,
+        show_map: record.showMap,
+        show_map_link: record.showMapLink,
+        global_id,
+        global_id_lineage,
+      };
+      dropEmpty(wire, ['show_map', 'show_map_link', 'global_id', 'global_id_lineage']);
+    } else {
+      wire = {
+        ...head,
+        organizer: renderTitle(record.title),
+        description: autop(record.content).trim(),
+        excerpt: autop(record.excerpt).trim(),
+        slug: record.slug,
+        image: this.image(record, images),
+        phone: record.phone,
+        website: record.website,
+        email: record.email,
+        json_ld: options.single ? this.personJsonLd(record, images) : null,
+        global_id,
+        global_id_lineage,
+      };
+      dropEmpty(wire, ['global_id', 'global_id_lineage']);
+    }
+    wire.lang = record.lang;
+    wire.translations = this.translationsOf(record, translations);
+    return this.isOpen(record, options) ? wire : blank(record.type, wire);
+  }
+
+  /** Keys every record starts with (events add `rest_url` after `url`). */
+  private common(record: PostRecord, _translations: Translations): Wire {
+    const globalId = this.globalId(record.id);
+    const wire: Wire = { id: record.id };
+    if (record.type === 'event') Object.assign(wire, { global_id: globalId, global_id_lineage: [globalId, ...record.globalIdLineage] });
+    Object.assign(wire, {
+      author: String(record.authorId),
+      status: effectiveStatus(record, this.nowUtc),
+      date: record.dateLocal,
+      date_utc: record.dateUtc,
+      modified: record.modifiedLocal,
+      modified_utc: record.modifiedUtc,
+      url: this.permalink(record),
+    });
+    if (record.type === 'event') wire.rest_url = `${this.state.restBase}/events/${record.id}`;
+    else Object.assign(wire, { global_id: globalId, global_id_lineage: [globalId, ...record.globalIdLineage] });
+    return wire;
+  }
+
+  private isOpen(record: PostRecord, options: ViewOptions): boolean {
+    if (unlocks(record, options.password)) return true;
+    return Boolean(options.write && mayChange('edit', this.state.user, record));
+  }
+
+  /** `{host}{path}?id=N` of the site, scheme and port dropped. */
+  private globalId(id: number): string {
+    const site = new URL(this.state.site);
+    return `${site.hostname}${site.pathname.replace(/\/$/, '')}?id=${id}`;
+  }
+
+  private permalink(record: PostRecord): string {
+    const base = PERMALINK_BASE[record.type];
+    if (record.status === 'trash') return `${this.state.site}/?post_type=${base.postType}&p=${record.id}`;
+    return `${this.state.site}${this.state.linkPrefix}/${base.path}/${record.slug}/`;
+  }
+
+  private translationsOf(record: PostRecord, translations: Translations): Partial<Record<Lang, number>> {
+    return translations.get(record.type)?.get(record.translationGroup) ?? { [record.lang]: record.id };
+  }
+
+  private translations(records: PostRecord[]): Translations {
+    const out: Translations = new Map();
+    for (const type of ['event', 'venue', 'organizer'] as const) {
+      const groups = records.filter((r) => r.type === type).map((r) => r.translationGroup);
+      if (groups.length > 0) out.set(type, this.repos.posts.translations(type, groups));
+    }
+    return out;
+  }
+
+  /** Linked records by id, each replaced by its translation in the request's language when one exists. */
+  private localised<T extends 'venue' | 'organizer'>(type: T, ids: number[]): Map<number, VenueRecord | OrganizerRecord> {
+    const found = this.repos.posts.findMany(type, ids) as Map<number, VenueRecord | OrganizerRecord>;
+    const groups = this.repos.posts.translations(type, [...found.values()].map((r) => r.translationGroup));
+    const wanted = new Map<number, number>();
+    for (const [id, record] of found) {
+      const translated = groups.get(record.translationGroup)?.[this.state.lang];
+      if (translated !== undefined && translated !== id) wanted.set(id, translated);
+    }
+    const translated = this.repos.posts.findMany(type, [...wanted.values()]) as Map<number, VenueRecord | OrganizerRecord>;
+    for (const [id, other] of wanted) {
+      const record = translated.get(other);
+      if (record) found.set(id, record);
+    }
+    return found;
+  }
+
+  private images(records: PostRecord[]): Images {
+    const out: Images = new Map();
+    for (const id of new Set(records.map((r) => r.imageId).filter(Boolean))) {
+      const media = this.repos.media.findById(id);
+      if (media) out.set(id, media);
+    }
+    return out;
+  }
+
+  private image(record: PostRecord, images: Images): Schemas['Image'] | null {
+    const media = record.imageId ? images.get(record.imageId) : undefined;
+    if (!media) return null;
+    const image: Schemas['Image'] = { url: media.url, id: media.id, extension: media.extension };
+    if (media.width !== null) image.width = media.width;
+    if (media.height !== null) image.height = media.height;
+    if (media.filesize !== null) image.filesize = media.filesize;
+    if (media.sizes) image.sizes = media.sizes as Schemas['Image']['sizes'];
+    return image;
+  }
+
+  private eventJsonLd(event: EventRecord, wire: Wire, venue: Wire | null, organizer: Wire | null): Schemas['EventJsonLd'] {
+    const url = this.permalink(event);
+    const ld: Wire = {
+      '@context': 'http://schema.org',
+      '@type': 'Event',
+      name: jsonLdText(wire.title as string),
+      description: jsonLdText(event.excerpt ? autop(event.excerpt) : autop(event.content)),
+    };
+    const image = wire.image as Schemas['Image'] | false;
+    if (image) ld.image = image.url;
+    Object.assign(ld, {
+      url,
+      eventAttendanceMode: 'https://schema.org/OfflineEventAttendanceMode',
+      eventStatus: 'https://schema.org/EventScheduled',
+      startDate: isoWithOffset(event.startLocal, event.timezone),
+      endDate: isoWithOffset(event.endLocal, event.timezone),
+    });
+    if (venue?.json_ld) ld.location = venue.json_ld;
+    if (organizer?.json_ld) ld.organizer = organizer.json_ld;
+    const values = costValues(event.costs).filter((v) => !Number.isNaN(Number(v)));
+    if (event.costs.some((c) => c.trim())) {
+      ld.offers = {
+        '@type': 'Offer',
+        price: values[0] ?? event.costs[0]!.trim(),
+        priceCurrency: event.currencyCode || 'USD',
+        url,
+        category: 'primary',
+        availability: 'inStock',
+        validFrom: fromUtcWire(event.dateUtc).startOf('day').toISO({ suppressMilliseconds: true })!.replace(/Z$/, '+00:00'),
+      };
+    }
+    ld.performer = 'Organization';
+    return ld as Schemas['EventJsonLd'];
+  }
+
+  private placeJsonLd(venue: VenueRecord, images: Images): Wire {
+    const address: Wire = { '@type': 'PostalAddress' };
+    const parts: [string, string][] = [['streetAddress', venue.address], ['addressLocality', venue.city], ['addressRegion', venue.stateprovince || venue.state || venue.province], ['postalCode', venue.zip], ['addressCountry', venue.country]];
+    for (const [key, value] of parts) if (value) address[key] = value;
+    const ld: Wire = { '@type': 'Place', name: jsonLdText(renderTitle(venue.title)), description: jsonLdText(autop(venue.content)) };
+    const image = this.image(venue, images);
+    if (image) ld.image = image.url;
+    ld.url = '';
+    ld.address = address;
+    if (venue.geoLat !== null && venue.geoLng !== null) ld.geo = { '@type': 'GeoCoordinates', latitude: venue.geoLat, longitude: venue.geoLng };
+    Object.assign(ld, { telephone: venue.phone, sameAs: venue.website });
+    return ld;
+  }
+
+  private personJsonLd(organizer: OrganizerRecord, images: Images): Wire {
+    const ld: Wire = { '@type': 'Person', name: jsonLdText(renderTitle(organizer.title)), description: jsonLdText(autop(organizer.content)) };
+    const image = this.image(organizer, images);
+    if (image) ld.image = image.url;
+    Object.assign(ld, { url: organizer.website, telephone: organizer.phone, email: organizer.email, sameAs: organizer.website });
+    return ld;
+  }
+}
+
+type Translations = Map<PostType, Map<number, Partial<Record<Lang, number>>>>;
+type Images = Map<number, NonNullable<ReturnType<MediaRepository['findById']>>>;

@@ -1,0 +1,57 @@
+import type { OrganizerRecord, VenueRecord } from '../db/posts.js';
+import type { Handlers } from '../http/operation.js';
+import type { RequestState } from '../http/state.js';
+import { PostService, type OrganizerFields, type PostDeps, type VenueFields } from './posts.js';
+
+type Linked = 'venue' | 'organizer';
+type Ops<Name extends string> = `create${Name}` | `get${Name}` | `delete${Name}` | `update${Name}` | `put${Name}` | `patch${Name}`
+  | `get${Name}BySlug` | `delete${Name}BySlug` | `update${Name}BySlug` | `put${Name}BySlug` | `patch${Name}BySlug`;
+type VenueOps = Extract<Ops<'Venue'>, keyof Handlers>;
+type OrganizerOps = Extract<Ops<'Organizer'>, keyof Handlers>;
+
+type Ctx = { request: { params: { id?: number; slug?: string }; requestBody?: unknown } };
+
+/**
+ * Venues and organizers behave alike (reference routes.md §2.9–2.16): create or match by name, read (blanked when
+ * password-protected), update partially, trash (which unlinks them from every event), by id and by slug.
+ */
+function linkedHandlers(type: Linked, deps: PostDeps) {
+  const service = (state: RequestState) => new PostService(deps, state);
+  const find = (s: PostService, c: Ctx): VenueRecord | OrganizerRecord =>
+    c.request.params.slug !== undefined ? s.bySlug(type, c.request.params.slug) : s.linkedById(type, c.request.params.id!);
+  const answer = (s: PostService, record: VenueRecord | OrganizerRecord, single: boolean, write: boolean) =>
+    s.view([record], { single, write })[0] as never;
+  const get = (c: Ctx, state: RequestState) => {
+    const s = service(state);
+    return { status: 200 as const, body: answer(s, s.readableLinked(find(s, c)), true, false) };
+  };
+  const remove = (c: Ctx, state: RequestState) => {
+    const s = service(state);
+    return { status: 200 as const, body: answer(s, s.trash(find(s, c)), false, true) };
+  };
+  const update = (c: Ctx, state: RequestState) => {
+    const s = service(state);
+    return { status: 200 as const, body: answer(s, s.updateLinked(find(s, c), (c.request.requestBody ?? {}) as VenueFields & OrganizerFields), false, true) };
+  };
+  const create = (c: { request: { requestBody?: unknown } }, state: RequestState) => {
+    const s = service(state);
+    return { status: 201 as const, body: answer(s, s.createLinked(type, c.request.requestBody as VenueFields & OrganizerFields), false, true) };
+  };
+  return { create, get, remove, update };
+}
+
+export function venueHandlers(deps: PostDeps): Pick<Handlers, VenueOps> {
+  const h = linkedHandlers('venue', deps);
+  return {
+    createVenue: h.create, getVenue: h.get, deleteVenue: h.remove, updateVenue: h.update, putVenue: h.update, patchVenue: h.update,
+    getVenueBySlug: h.get, deleteVenueBySlug: h.remove, updateVenueBySlug: h.update, putVenueBySlug: h.update, patchVenueBySlug: h.update,
+  };
+}
+
+export function organizerHandlers(deps: PostDeps): Pick<Handlers, OrganizerOps> {
+  const h = linkedHandlers('organizer', deps);
+  return {
+    createOrganizer: h.create, getOrganizer: h.get, deleteOrganizer: h.remove, updateOrganizer: h.update, putOrganizer: h.update, patchOrganizer: h.update,
+    getOrganizerBySlug: h.get, deleteOrganizerBySlug: h.remove, updateOrganizerBySlug: h.update, putOrganizerBySlug: h.update, patchOrganizerBySlug: h.update,
+  };
+}

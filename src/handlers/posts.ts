@@ -1,0 +1,458 @@
+import { DateTime } from 'luxon';
+import type { Config } from '../config.js';
+import type { MediaRepository } from '../db/media.js';
+import type { EventRecord, NewRecord, OrganizerRecord, PostBase, PostRecord, PostsRepository, PostStatus, PostType, RecordOf, VenueRecord } from '../db/posts.js';
+import type { Taxonomy, TermsRepository } from '../db/terms.js';
+import type { UsersRepository } from '../db/users.js';
+import { hasCapabilities } from '../domain/capabilities.js';
+import { currencyOf } from '../domain/cost.js';
+import { parseZone, toWire } from '../domain/dates.js';
+import { eventTimes, fromUtcWire, publicationDate, TimeInputError } from '../domain/eventTimes.js';
+import { CAPABILITY_TYPE, mayChange, mayRead, resolveStatus, unlocks } from '../domain/postRules.js';
+import { PostView, type ViewOptions } from '../domain/postView.js';
+import { TAXONOMY } from '../domain/termView.js';
+import { isTruthy } from '../http/params.js';
+import { sanitizeTextField, slugify } from '../domain/text.js';
+import { ApiError, forbidden, invalidParam, invalidParams } from '../http/errors.js';
+import { allowedMethods } from '../http/routeIndex.js';
+import { NAMESPACE_PATH } from '../http/spec.js';
+import type { RequestState } from '../http/state.js';
+
+export interface PostDeps {
+  posts: PostsRepository;
+  terms: TermsRepository;
+  media: MediaRepository;
+  users: UsersRepository;
+  config: Config;
+}
+
+/** Fields every post type accepts (seed §2.2–2.4); the type's name field is `title`, `venue` or `organizer`. */
+export interface CommonFields {
+  author?: number;
+  date?: string;
+  date_utc?: string;
+  description?: string;
+  excerpt?: string;
+  slug?: string;
+  status?: Exclude<PostStatus, 'trash'>;
+  image?: number | string;
+  password?: string;
+  translation_of?: number;
+}
+
+export interface EventFields extends CommonFields {
+  title?: string;
+  timezone?: string;
+  all_day?: boolean;
+  start_date?: string;
+  end_date?: string;
+  cost?: string | string[];
+  website?: string;
+  show_map?: boolean;
+  show_map_link?: boolean;
+  hide_from_listings?: boolean;
+  sticky?: boolean;
+  featured?: boolean;
+  ticketed?: boolean;
+  post_parent?: number;
+  categories?: (number | string)[];
+  tags?: (number | string)[];
+  venue?: unknown;
+  organizer?: unknown;
+}
+
+export interface VenueFields extends CommonFields {
+  venue?: string;
+  show_map?: string;
+  show_map_link?: string;
+  address?: string;
+  city?: string;
+  country?: string;
+  province?: string;
+  state?: string;
+  stateprovince?: string;
+  zip?: string;
+  phone?: string;
+  website?: string;
+  geo_lat?: number;
+  geo_lng?: number;
+}
+
+export interface OrganizerFields extends CommonFields {
+  organizer?: string;
+  phone?: string;
+  website?: string;
+  email?: string;
+}
+
+const NAME_FIELD: Record<PostType, 'title' | 'venue' | 'organizer'> = { event: 'title', venue: 'venue', organizer: 'organizer' };
+const NOUN: Record<PostType, string> = { event: 'event', venue: 'venue', organizer: 'organizer' };
+
+/** The trash suffix WordPress gives a trashed record's slug, freeing the original. */
+const TRASHED = '__trashed';
+
+/** Reads and writes of events, venues and organizers for one request: the rules they share, in one place. */
+export class PostService {
+  readonly now = DateTime.utc();
+  readonly nowUtc = toWire(this.now);
+
+  constructor(private readonly deps: PostDeps, private readonly state: RequestState) {}
+
+  view(records: PostRecord[], options: ViewOptions) {
+    const view = new PostView(this.deps, this.state, this.nowUtc);
+    const type = records[0]?.type;
+    if (type === 'event') return view.events(records as EventRecord[], options);
+    if (type === 'venue') return view.venues(records as VenueRecord[], options);
+    return view.organizers(records as OrganizerRecord[], options);
+  }
+
+  // ---- reads -------------------------------------------------------------------------------------------------
+
+  /** The event an id names, with the plugin's errors (404, 400, 403 trashed / not accessible / password). */
+  readableEvent(id: number, password: string | undefined): EventRecord {
+    const event = this.eventById(id);
+    if (event.status === 'trash') throw new ApiError(403, 'event-no-longer-available', 'This event is no longer available');
+    if (!mayRead(this.state.user, event, this.nowUtc)) throw new ApiError(403, 'event-not-accessible', 'The requested event is not accessible');
+    if (!unlocks(event, password)) throw new ApiError(403, 'event-password-protected', 'The requested event is not accessible without a password');
+    return event;
+  }
+
+  /** A venue or organizer for its own GET: trashed ones only for who may edit them; not public ones for who may read them. */
+  readableLinked<R extends VenueRecord | OrganizerRecord>(record: R): R {
+    const visible = record.status === 'trash' ? mayChange('edit', this.state.user, record) : mayRead(this.state.user, record, this.nowUtc);
+    if (!visible) throw new ApiError(403, `${record.type}-not-accessible`, `The requested ${record.type} is not accessible`);
+    return record;
+  }
+
+  eventById(id: number): EventRecord {
+    const type = this.deps.posts.typeOf(id);
+    if (type === null) throw new ApiError(404, 'rest-event-not-found', `Event with ID ${id} does not exist.`);
+    if (type !== 'event') throw new ApiError(400, 'rest-invalid-event-id', 'The specified ID is not a valid event.');
+    return this.deps.posts.findOfType('event', id)!;
+  }
+
+  /** A venue or organizer by id; any other id fails validation of `id`, as in the plugin. */
+  linkedById<T extends 'venue' | 'organizer'>(type: T, id: number): RecordOf<T> {
+    const record = this.deps.posts.findOfType(type, id);
+    if (!record) throw invalidParam('id');
+    return record;
+  }
+
+  /**
+   * The record a slug names: WordPress sanitises the slug first, then looks in the request's language, then in the
+   * others. Unknown → `slug` fails validation.
+   */
+  bySlug<T extends PostType>(type: T, raw: string): RecordOf<T> {
+    const slug = raw.toLowerCase().replace(/[^a-z0-9_%-]/g, '');
+    for (const lang of [this.state.lang, ...(['en', 'fr', 'de'] as const).filter((l) => l !== this.state.lang)]) {
+      const found = slug ? this.deps.posts.findBySlug(type, lang, slug) : null;
+      if (found) return found;
+    }
+    throw invalidParam('slug');
+  }
+
+  // ---- writes ------------------------------------------------------------------------------------------------
+
+  requireChange(verb: 'edit' | 'delete', record: PostRecord): void {
+    if (!mayChange(verb, this.state.user, record)) throw forbidden(this.state.user !== null);
+  }
+
+  /** Moves a record to the trash (the slug gets `__trashed`; venues and organizers leave every event). */
+  trash<T extends PostRecord>(record: T): T {
+    if (record.status === 'trash') throw new ApiError(410, `${record.type}-is-in-trash`, `The ${NOUN[record.type]} is already trashed`);
+    this.requireChange('delete', record);
+    return this.deps.posts.transaction(() => {
+      const trashed = {
+        ...record,
+        status: 'trash' as const,
+        statusBeforeTrash: record.status,
+        slug: this.uniqueSlug(record.type, record.lang, record.slug + TRASHED, record.id),
+        ...this.modifiedNow(),
+      };
+      this.deps.posts.update(trashed);
+      this.deps.posts.unlinkFromEvents(trashed);
+      return this.deps.posts.findOfType(record.type, record.id) as T;
+    });
+  }
+
+  createEvent(body: EventFields): EventRecord {
+    return this.deps.posts.transaction(() => this.deps.posts.findOfType('event', this.deps.posts.insert(this.eventRecord(body, null)))!);
+  }
+
+  updateEvent(current: EventRecord, body: EventFields): EventRecord {
+    this.requireChange('edit', current);
+    return this.deps.posts.transaction(() => {
+      this.deps.posts.update({ ...this.eventRecord(body, current), id: current.id, translationGroup: current.translationGroup });
+      return this.deps.posts.findOfType('event', current.id)!;
+    });
+  }
+
+  /** Creates a venue or organizer — or, as the plugin does, updates and returns the caller's record of that name. */
+  createLinked<T extends 'venue' | 'organizer'>(type: T, body: VenueFields & OrganizerFields): RecordOf<T> {
+    return this.deps.posts.transaction(() => this.deps.posts.findOfType(type, this.createOrMatch(type, body))!);
+  }
+
+  updateLinked<R extends VenueRecord | OrganizerRecord>(current: R, body: VenueFields & OrganizerFields): R {
+    this.requireChange('edit', current);
+    return this.deps.posts.transaction(() => {
+      this.deps.posts.update({ ...this.linkedRecord(current.type, body, current), id: current.id, translationGroup: current.translationGroup } as PostRecord);
+      return this.deps.posts.findById(current.id) as R;
+    });
+  }
+
+  /** DESIGN §5 #26: an existing same-language record of that name the caller may edit is updated instead. */
+  private createOrMatch(type: 'venue' | 'organizer', body: VenueFields & OrganizerFields): number {
+    const name = (type === 'venue' ? body.venue : body.organizer) ?? '';
+    if (body.translation_of === undefined) {
+      for (const id of this.deps.posts.sameName(type, this.state.lang, name.trim())) {
+        const candidate = this.deps.posts.findOfType(type, id)!;
+        if (!mayChange('edit', this.state.user, candidate)) continue;
+        if (body.description !== undefined && candidate.content !== body.description) continue;
+        this.deps.posts.update({ ...this.linkedRecord(type, body, candidate), id, translationGroup: candidate.translationGroup } as PostRecord);
+        return id;
+      }
+    }
+    return this.deps.posts.insert(this.linkedRecord(type, body, null) as NewRecord<typeof type>);
+  }
+
+  private modifiedNow(): { modifiedLocal: string; modifiedUtc: string } {
+    const site = parseZone(this.deps.config.siteTimezone)!;
+    return { modifiedLocal: toWire(this.now.setZone(site)), modifiedUtc: this.nowUtc };
+  }
+
+  /** The fields every post type shares, after a create (`current` null) or a partial update. */
+  private base(type: PostType, body: CommonFields & { title?: unknown; venue?: unknown; organizer?: unknown }, current: PostBase | null, dateZone: string): Omit<PostBase, 'id' | 'translationGroup'> & { translationOf: number | null } {
+    const caller = this.state.user;
+    const rawName = body[NAME_FIELD[type]];
+    const title = typeof rawName === 'string' ? rawName.trim() : (current?.title ?? '');
+    if (!title) throw invalidParam(NAME_FIELD[type]);
+
+    let authorId = current?.authorId ?? caller?.id ?? 0;
+    if (body.author !== undefined) {
+      if (!this.deps.users.findById(body.author)) throw invalidParam('author');
+      if (body.author !== caller?.id && !hasCapabilities(caller?.role ?? null, [`edit_others_${CAPABILITY_TYPE[type]}`])) {
+        throw new ApiError(403, 'rest_cannot_edit_others', `Sorry, you are not allowed to ${current ? 'update' : 'create'} ${NOUN[type]}s as this user.`);
+      }
+      authorId = body.author;
+    }
+
+    let date: { local: string; utc: string };
+    try {
+      date = publicationDate(body, dateZone, this.deps.config.siteTimezone, current ? fromUtcWire(current.dateUtc) : this.now);
+    } catch (err) {
+      if (err instanceof TimeInputError) throw invalidParam(err.param);
+      throw err;
+    }
+    // A trashed record stays in the trash unless the update sends a status (which restores it).
+    const wasTrashed = current?.status === 'trash';
+    const status = wasTrashed && body.status === undefined ? 'trash' : resolveStatus(body.status, current?.status ?? null, caller, type, date.utc, this.nowUtc);
+
+    const lang = current?.lang ?? this.state.lang;
+    let slug: string;
+    if (body.slug !== undefined) {
+      const wanted = slugify(body.slug);
+      if (!wanted) throw invalidParam('slug');
+      slug = this.uniqueSlug(type, lang, wanted, current?.id ?? null);
+    } else if (current && !(wasTrashed && status !== 'trash')) {
+      slug = current.slug;
+    } else {
+      const from = wasTrashed ? current!.slug.replace(/__trashed(-\d+)?$/, '') : slugify(title) || NOUN[type];
+      slug = this.uniqueSlug(type, lang, from, current?.id ?? null);
+    }
+
+    let translationOf: number | null = null;
+    if (!current && body.translation_of !== undefined) {
+      const target = this.deps.posts.findById(body.translation_of);
+      if (!target || target.type !== type) throw invalidParams({ translation_of: `No ${NOUN[type]} has the id ${body.translation_of}.` });
+      const taken = this.deps.posts.translations(type, [target.translationGroup]).get(target.translationGroup)?.[lang];
+      if (taken !== undefined) throw invalidParams({ translation_of: `The translation group of ${target.id} already has a ${lang} ${NOUN[type]} (id ${taken}).` });
+      translationOf = target.id;
+    }
+
+    return {
+      type,
+      authorId,
+      status,
+      statusBeforeTrash: status === 'trash' ? (current?.statusBeforeTrash ?? null) : null,
+      slug,
+      title,
+      content: body.description ?? current?.content ?? '',
+      excerpt: body.excerpt ?? current?.excerpt ?? '',
+      password: body.password ?? current?.password ?? '',
+      dateLocal: date.local,
+      dateUtc: date.utc,
+      ...this.modifiedNow(),
+      lang,
+      parentId: current?.parentId ?? 0,
+      imageId: body.image !== undefined ? this.imageId(body.image) : (current?.imageId ?? 0),
+      globalIdLineage: current?.globalIdLineage ?? [],
+      translationOf,
+    };
+  }
+
+  /** `slug` made unique among records of the type and language (`-2`, `-3`, …), ignoring the record itself. */
+  private uniqueSlug(type: PostType, lang: PostBase['lang'], slug: string, self: number | null): string {
+    const free = (s: string) => {
+      const owner = this.deps.posts.slugOwner(type, lang, s);
+      return owner === null || owner === self;
+    };
+    if (free(slug)) return slug;
+    for (let n = 2; ; n++) if (free(`${slug}-${n}`)) return `${slug}-${n}`;
+  }
+
+  /** DESIGN §5 #12: an image is a media record id, or a URL that registers one; `""` removes it. */
+  private imageId(image: number | string): number {
+    if (image === '') return 0;
+    if (typeof image === 'number' || /^\d+$/.test(image)) {
+      const media = this.deps.media.findById(Number(image));
+      if (!media) throw invalidParam('image');
+      return media.id;
+    }
+    if (!hasCapabilities(this.state.user?.role ?? null, ['upload_files'])) throw invalidParams({ image: 'Sorry, you are not allowed to add images by URL.' });
+    return this.deps.media.register(image).id;
+  }
+
+  private eventRecord(body: EventFields, current: EventRecord | null): NewRecord<'event'> {
+    let times;
+    try {
+      times = eventTimes(body, current, this.deps.config.siteTimezone, this.now);
+    } catch (err) {
+      if (err instanceof TimeInputError) throw invalidParam(err.param);
+      throw err;
+    }
+    const base = this.base('event', body, current, times.timezone);
+    let parentId = current?.parentId ?? 0;
+    if (body.post_parent !== undefined) {
+      if (body.post_parent !== 0 && (this.deps.posts.typeOf(body.post_parent) !== 'event' || body.post_parent === current?.id)) throw invalidParam('post_parent');
+      parentId = body.post_parent;
+    }
+    const costs = body.cost === undefined ? (current?.costs ?? []) : (Array.isArray(body.cost) ? body.cost : [body.cost]).map((c) => c.trim()).filter(Boolean);
+    const currency = body.cost === undefined && current ? { symbol: current.currencySymbol, position: current.currencyPosition } : currencyOf(costs);
+    const flag = (name: 'show_map' | 'show_map_link' | 'hide_from_listings' | 'sticky' | 'featured' | 'ticketed', stored: boolean | undefined) => body[name] ?? stored ?? false;
+    return {
+      ...base,
+      type: 'event',
+      parentId,
+      ...times,
+      costs,
+      currencySymbol: currency.symbol,
+      currencyPosition: currency.position,
+      currencyCode: current?.currencyCode ?? '',
+      website: body.website !== undefined ? body.website : (current?.website ?? null),
+      showMap: flag('show_map', current?.showMap),
+      showMapLink: flag('show_map_link', current?.showMapLink),
+      hideFromListings: flag('hide_from_listings', current?.hideFromListings),
+      sticky: flag('sticky', current?.sticky),
+      featured: flag('featured', current?.featured),
+      ticketed: flag('ticketed', current?.ticketed),
+      venueId: body.venue === undefined ? (current?.venueId ?? 0) : this.venueOf(body.venue),
+      organizerIds: body.organizer === undefined ? (current?.organizerIds ?? []) : this.organizersOf(body.organizer),
+      termIds: [
+        ...this.termsFor('category', body.categories, current),
+        ...this.termsFor('tag', body.tags, current),
+      ],
+    };
+  }
+
+  private linkedRecord(type: 'venue' | 'organizer', body: VenueFields & OrganizerFields, current: VenueRecord | OrganizerRecord | null): NewRecord<'venue'> | NewRecord<'organizer'> {
+    const base = this.base(type, body, current, this.deps.config.siteTimezone);
+    const text = (name: keyof VenueFields & keyof OrganizerFields | 'address' | 'city' | 'country' | 'province' | 'state' | 'zip' | 'email', stored: string | undefined) => {
+      const sent = (body as Record<string, unknown>)[name];
+      return typeof sent === 'string' ? sanitizeTextField(sent) : (stored ?? '');
+    };
+    if (type === 'organizer') {
+      const o = current as OrganizerRecord | null;
+      return { ...base, type, phone: text('phone', o?.phone), website: body.website ?? o?.website ?? '', email: text('email', o?.email) };
+    }
+    const v = current as VenueRecord | null;
+    const country = text('country', v?.country);
+    const state = text('state', v?.state);
+    const province = text('province', v?.province);
+    const derived = !country || country === 'US' || country === 'United States' ? state : province;
+    const map = (sent: string | undefined, stored: boolean | undefined) => (sent !== undefined ? isTruthy(sent) : (stored ?? true));
+    const geoLat = body.geo_lat ?? v?.geoLat ?? null;
+    const geoLng = body.geo_lng ?? v?.geoLng ?? null;
+    return {
+      ...base,
+      type,
+      address: text('address', v?.address),
+      city: text('city', v?.city),
+      country,
+      province,
+      state,
+      stateprovince: body.stateprovince !== undefined ? sanitizeTextField(body.stateprovince) : (v && body.state === undefined && body.province === undefined && body.country === undefined ? v.stateprovince : derived),
+      zip: text('zip', v?.zip),
+      phone: text('phone', v?.phone),
+      website: body.website ?? v?.website ?? '',
+      showMap: map(body.show_map, v?.showMap),
+      showMapLink: map(body.show_map_link, v?.showMapLink),
+      geoLat,
+      geoLng,
+    };
+  }
+
+  /** DESIGN §5 #28 and #3: one venue id, `{id}`, an inline venue (created or matched), or 0 / "" / null / [] to unlink. */
+  private venueOf(value: unknown): number {
+    if (value === null || value === 0 || value === '' || (Array.isArray(value) && value.length === 0)) return 0;
+    if (Array.isArray(value)) {
+      if (value.length > 1) throw invalidParams({ venue: 'An event has at most one venue.' });
+      return this.venueOf(value[0]);
+    }
+    return this.linkedRef('venue', value, 'venue');
+  }
+
+  /** An organizer id, a CSV of ids, or a list of ids, `{id}` objects and inline organizers; 0 / "" / null / [] for none. */
+  private organizersOf(value: unknown): number[] {
+    if (value === null || value === 0 || value === '') return [];
+    const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',').map((s) => s.trim()) : [value];
+    const ids = items.filter((item) => item !== '' && item !== 0 && item !== null).map((item) => this.linkedRef('organizer', item, 'organizer'));
+    return [...new Set(ids)];
+  }
+
+  private linkedRef(type: 'venue' | 'organizer', item: unknown, param: string): number {
+    let id: number | null = null;
+    if (typeof item === 'number') id = item;
+    else if (typeof item === 'string' && /^\d+$/.test(item)) id = Number(item);
+    else if (item && typeof item === 'object' && 'id' in item && item.id !== undefined) id = Number((item as { id: unknown }).id);
+    if (id !== null) {
+      if (!Number.isSafeInteger(id) || this.deps.posts.typeOf(id) !== type) throw invalidParam(param);
+      return id;
+    }
+    if (item && typeof item === 'object') {
+      const fields = item as VenueFields & OrganizerFields;
+      if (!(type === 'venue' ? fields.venue : fields.organizer)?.trim()) throw invalidParam(param);
+      return this.createOrMatch(type, fields);
+    }
+    throw invalidParam(param);
+  }
+
+  /** DESIGN §5 #20: ids (unknown ones ignored), slugs or names; an unknown name creates a term when the caller may. */
+  private termsFor(taxonomy: Taxonomy, items: (number | string)[] | undefined, current: EventRecord | null): number[] {
+    if (items === undefined) {
+      const ids = current?.termIds ?? [];
+      return this.deps.terms.findMany(ids).filter((t) => t.taxonomy === taxonomy).map((t) => t.id);
+    }
+    const param = TAXONOMY[taxonomy].route;
+    const ids: number[] = [];
+    for (const item of items) {
+      if (item === '') continue;
+      if (typeof item === 'number' || /^\d+$/.test(item)) {
+        const term = this.deps.terms.findById(Number(item));
+        if (term && term.taxonomy === taxonomy) ids.push(term.id);
+        continue;
+      }
+      const found = this.deps.terms.findBySlugOrName(taxonomy, this.state.lang, item.trim());
+      if (found !== null) {
+        ids.push(found);
+        continue;
+      }
+      const mayCreate = allowedMethods(`${NAMESPACE_PATH}/${param}`, (caps) => hasCapabilities(this.state.user?.role ?? null, caps)).includes('POST');
+      const name = sanitizeTextField(item);
+      if (!mayCreate || !name) throw invalidParam(param);
+      const slug = this.deps.terms.uniqueSlug(taxonomy, this.state.lang, slugify(name) || 'term', null);
+      ids.push(this.deps.terms.insert({ taxonomy, name, slug, description: '', parentId: 0, lang: this.state.lang, translationOf: null }));
+    }
+    return [...new Set(ids)];
+  }
+}
+
