@@ -1,0 +1,272 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NS, TestServer, type Credentials } from './helpers/server.js';
+
+let s: TestServer;
+let contributor: Credentials;
+let author: Credentials;
+let editor: Credentials;
+beforeAll(async () => {
+  s = await TestServer.start();
+  contributor = s.user('contributor');
+  author = s.user('author');
+  editor = s.user('editor');
+});
+afterAll(() => s.close());
+
+const post = (path: string, json: unknown, as: Credentials = s.admin) => s.raw('POST', `${NS}${path}`, { as, json });
+const event = (json: Record<string, unknown>, as: Credentials = s.admin) =>
+  post('/events', { start_date: '2027-03-01 10:00:00', end_date: '2027-03-01 12:00:00', ...json }, as);
+
+/** Key order of the captured create-event response, then Almanac's extension keys. */
+const EVENT_KEYS = ['id', 'global_id', 'global_id_lineage', 'author', 'status', 'date', 'date_utc', 'modified', 'modified_utc', 'url', 'rest_url', 'title', 'description', 'excerpt', 'slug', 'image', 'all_day', 'start_date', 'start_date_details', 'end_date', 'end_date_details', 'utc_start_date', 'utc_start_date_details', 'utc_end_date', 'utc_end_date_details', 'timezone', 'timezone_abbr', 'cost', 'cost_details', 'website', 'show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured', 'categories', 'tags', 'venue', 'organizer', 'custom_fields', 'lang', 'translations', 'ticketed'];
+
+describe('creating and reading events', () => {
+  it('creates an event linked to a venue, organizers, categories and tags, in the captured shape', async () => {
+    const venue = (await post('/venues', { venue: 'Riverside Hall', city: 'Springfield', country: 'United States', state: 'IL' })).body;
+    const organizer = (await post('/organizers', { organizer: 'City Arts Council', email: 'arts@example.test' })).body;
+    const { data, response } = await s.client(s.admin).POST(`${NS}/events`, {
+      body: {
+        title: 'Created by sample', description: '<p>Hi</p>', start_date: '2027-03-01 10:00:00', end_date: '2027-03-01 12:00:00',
+        venue: venue.id, organizer: [organizer.id, { organizer: 'Community Volunteers' }], categories: ['Music'], tags: ['indoor'], cost: '15',
+      },
+    });
+    expect(response.status).toBe(201);
+    const e = data!;
+    expect(Object.keys(e)).toEqual(EVENT_KEYS);
+    expect(e).toMatchObject({
+      global_id: `127.0.0.1?id=${e.id}`, global_id_lineage: [`127.0.0.1?id=${e.id}`], status: 'publish', title: 'Created by sample',
+      description: '<p>Hi</p>', excerpt: '', slug: 'created-by-sample', image: false, all_day: false,
+      start_date: '2027-03-01 10:00:00', start_date_details: { year: '2027', month: '03', day: '01', hour: '10', minutes: '00', seconds: '00' },
+      utc_end_date: '2027-03-01 12:00:00', timezone: 'UTC+0', timezone_abbr: 'UTC+0', cost: '$15',
+      cost_details: { currency_symbol: '', currency_code: '', currency_position: '', values: ['15'] },
+      url: `${s.baseUrl}/event/created-by-sample/`, rest_url: `${s.baseUrl}${NS}/events/${e.id}`, website: `${s.baseUrl}/event/created-by-sample/`,
+      show_map: false, show_map_link: false, hide_from_listings: false, sticky: false, featured: false, custom_fields: [], lang: 'en', ticketed: false,
+    });
+    expect(e.author).toBe('1');
+    expect(e.categories.map((c) => [c.name, c.count, c.taxonomy])).toEqual([['Music', 1, 'tribe_events_cat']]);
+    expect(e.tags.map((t) => t.slug)).toEqual(['indoor']);
+    expect((e.venue as { id: number }).id).toBe(venue.id);
+    expect(e.organizer.map((o) => o.organizer)).toEqual(['City Arts Council', 'Community Volunteers']);
+    expect(e).not.toHaveProperty('json_ld');
+
+    const single = await s.client().GET(`${NS}/events/{id}`, { params: { path: { id: e.id } } });
+    expect(single.data!.json_ld).toMatchObject({ '@context': 'http://schema.org', '@type': 'Event', name: 'Created by sample', description: '&lt;p&gt;Hi&lt;/p&gt;\\n', startDate: '2027-03-01T10:00:00+00:00', offers: { price: '15', priceCurrency: 'USD' }, location: { '@type': 'Place', name: 'Riverside Hall' }, organizer: { '@type': 'Person', name: 'City Arts Council' } });
+    expect((single.data!.venue as { json_ld?: unknown }).json_ld).toBeDefined();
+    const bySlug = await s.client().GET(`${NS}/events/by-slug/{slug}`, { params: { path: { slug: 'created-by-sample' } } });
+    expect(bySlug.data!.id).toBe(e.id);
+  });
+
+  it('answers the plugin errors for unknown, foreign and malformed ids and slugs', async () => {
+    expect((await s.raw('GET', `${NS}/events/999999`)).text).toBe('{"code":"rest-event-not-found","message":"Event with ID 999999 does not exist.","data":{"status":404}}');
+    const venue = (await post('/venues', { venue: 'Not an event' })).body;
+    expect((await s.raw('GET', `${NS}/events/${venue.id}`)).body).toEqual({ code: 'rest-invalid-event-id', message: 'The specified ID is not a valid event.', data: { status: 400 } });
+    expect((await s.raw('GET', `${NS}/events/abc`)).body.code).toBe('rest_no_route');
+    expect((await s.raw('GET', `${NS}/events/by-slug/no-such-event`)).body.data.params).toEqual({ slug: 'Invalid parameter.' });
+  });
+
+  it('escapes titles as WordPress renders them', async () => {
+    const e = (await event({ title: 'Rock & Roll -- "Live" ... it\'s on' })).body;
+    expect(e.title).toBe('Rock &#038; Roll &#8211; &#8220;Live&#8221; &#8230; it&#8217;s on');
+    expect(e.slug).toBe('rock-roll-live-its-on');
+  });
+
+  it('gives colliding titles unique slugs, keeps a slug on update, accepts a requested one', async () => {
+    const a = (await event({ title: 'Same title' })).body;
+    const b = (await event({ title: 'Same title' })).body;
+    const c = (await event({ title: 'Same title' }, author)).body;
+    expect([a.slug, b.slug, c.slug]).toEqual(['same-title', 'same-title-2', 'same-title-3']);
+    expect((await post(`/events/${b.id}`, { title: 'Renamed' })).body.slug).toBe('same-title-2');
+    expect((await post(`/events/${b.id}`, { slug: 'same-title' })).body.slug).toBe('same-title-2'); // its own slug is free for it, as in WordPress
+    expect((await post(`/events/${b.id}`, { slug: 'Own Slug!' })).body.slug).toBe('own-slug');
+  });
+});
+
+describe('dates and timezones', () => {
+  it('reads dates in the event timezone and computes UTC across daylight saving changes', async () => {
+    const winter = (await event({ title: 'Berlin winter', timezone: 'Europe/Berlin', start_date: '2027-03-27 12:00:00', end_date: '2027-03-27 13:00:00' })).body;
+    expect([winter.utc_start_date, winter.timezone_abbr]).toEqual(['2027-03-27 11:00:00', 'CET']);
+    const summer = (await event({ title: 'Berlin summer', timezone: 'Europe/Berlin', start_date: '2027-03-28 12:00:00', end_date: '2027-03-28 13:00:00' })).body;
+    expect([summer.utc_start_date, summer.timezone_abbr]).toEqual(['2027-03-28 10:00:00', 'CEST']);
+    const october = (await event({ title: 'Berlin October', timezone: 'Europe/Berlin', start_date: '2027-10-30 20:00:00', end_date: '2027-10-31 20:00:00' })).body;
+    expect([october.utc_start_date, october.utc_end_date]).toEqual(['2027-10-30 18:00:00', '2027-10-31 19:00:00']);
+    const ny = (await event({ title: 'New York', timezone: 'America/New_York', start_date: '2027-07-04 18:00', end_date: '2027-07-04 21:00' })).body;
+    expect([ny.utc_start_date, ny.timezone_abbr]).toEqual(['2027-07-04 22:00:00', 'EDT']);
+    const offset = (await event({ title: 'Offset zone', timezone: 'UTC+5:30', start_date: '2027-01-01 10:00', end_date: '2027-01-01 11:00' })).body;
+    expect([offset.utc_start_date, offset.timezone_abbr]).toEqual(['2027-01-01 04:30:00', 'UTC+5:30']);
+  });
+
+  it('spans whole days for all-day events, in the event timezone', async () => {
+    const e = (await event({ title: 'All day', all_day: true, timezone: 'America/New_York', start_date: '2027-03-01 09:30', end_date: '2027-03-01 11:00' })).body;
+    expect([e.start_date, e.end_date, e.utc_start_date, e.utc_end_date, e.timezone_abbr]).toEqual(['2027-03-01 00:00:00', '2027-03-01 23:59:59', '2027-03-01 05:00:00', '2027-03-02 04:59:59', 'EST']);
+  });
+
+  it('accepts timestamps, offsets and relative phrases; an end before the start becomes the start', async () => {
+    const ts = (await event({ title: 'Timestamp', timezone: 'Europe/Berlin', start_date: String(Date.UTC(2027, 5, 1, 8, 0, 0) / 1000), end_date: '2027-06-01T12:00:00Z' })).body;
+    expect([ts.start_date, ts.end_date, ts.utc_start_date]).toEqual(['2027-06-01 10:00:00', '2027-06-01 14:00:00', '2027-06-01 08:00:00']);
+    const relative = (await event({ title: 'Relative', timezone: 'Asia/Hong_Kong', start_date: 'tomorrow 9am', end_date: '+2 days 11am' })).body;
+    expect(relative.start_date.slice(11)).toBe('09:00:00');
+    expect(relative.utc_start_date.slice(11)).toBe('01:00:00');
+    const backwards = (await event({ title: 'Backwards', start_date: '2027-04-01 12:00', end_date: '2027-04-01 09:00' })).body;
+    expect(backwards.end_date).toBe('2027-04-01 12:00:00');
+    for (const bad of [{ start_date: 'not-a-date' }, { end_date: '2027-02-30' }, { timezone: 'Mars/Olympus' }, { date: 'soon-ish' }]) {
+      expect((await event({ title: 'Bad', ...bad })).body.code).toBe('rest_invalid_param');
+    }
+  });
+
+  it('updates dates partially: a lone start keeps the duration, a lone end moves the end, a lone timezone keeps local times', async () => {
+    const e = (await event({ title: 'Movable', start_date: '2027-05-01 10:00', end_date: '2027-05-01 12:30' })).body;
+    const moved = (await s.raw('PATCH', `${NS}/events/${e.id}`, { as: s.admin, json: { start_date: '2027-05-02 09:00' } })).body;
+    expect([moved.start_date, moved.end_date]).toEqual(['2027-05-02 09:00:00', '2027-05-02 11:30:00']);
+    const ended = (await s.raw('PUT', `${NS}/events/${e.id}`, { as: s.admin, json: { end_date: '2027-05-02 15:00' } })).body;
+    expect([ended.start_date, ended.end_date]).toEqual(['2027-05-02 09:00:00', '2027-05-02 15:00:00']);
+    const zoned = (await post(`/events/${e.id}`, { timezone: 'Europe/Paris' })).body;
+    expect([zoned.start_date, zoned.utc_start_date, zoned.timezone]).toEqual(['2027-05-02 09:00:00', '2027-05-02 07:00:00', 'Europe/Paris']);
+    const allDay = (await post(`/events/${e.id}`, { all_day: true })).body;
+    expect([allDay.start_date, allDay.end_date, allDay.title]).toEqual(['2027-05-02 00:00:00', '2027-05-02 23:59:59', 'Movable']);
+  });
+});
+
+describe('partial updates, statuses, passwords and the trash', () => {
+  it('keeps every field an update leaves out', async () => {
+    const e = (await event({ title: 'Keep me', description: 'Body', excerpt: 'Short', cost: ['5', '25'], website: 'https://example.test', featured: true, sticky: true, show_map: true, categories: ['Keepers'] })).body;
+    const after = (await s.raw('PATCH', `${NS}/events/${e.id}`, { as: s.admin, json: { title: 'Kept' } })).body;
+    expect(after).toMatchObject({ title: 'Kept', description: '<p>Body</p>', excerpt: '<p>Short</p>', cost: '$5 – $25', website: 'https://example.test', featured: true, sticky: true, show_map: true, status: 'publish' });
+    expect(after.categories.map((c: { name: string }) => c.name)).toEqual(['Keepers']);
+    const cleared = (await s.raw('PATCH', `${NS}/events/${e.id}`, { as: s.admin, json: { cost: '', categories: [], website: '' } })).body;
+    expect([cleared.cost, cleared.cost_details.values, cleared.categories, cleared.website]).toEqual(['', [], [], '']);
+  });
+
+  it('formats costs as the plugin does', async () => {
+    const cases: [unknown, string, string[]][] = [['Free', 'Free', ['free']], ['5-25', '$5 – $25', ['5', '25']], [['0$', '20$', '30$'], 'Free – 30$', ['0', '20', '30']], ['€12', '€12', ['12']]];
+    for (const [cost, shown, values] of cases) {
+      const e = (await event({ title: 'Cost', cost })).body;
+      expect([e.cost, e.cost_details.values], JSON.stringify(cost)).toEqual([shown, values]);
+    }
+  });
+
+  it('scales statuses back for contributors and schedules future publication', async () => {
+    expect((await event({ title: 'By a contributor' }, contributor)).body.status).toBe('draft');
+    for (const status of ['publish', 'future', 'private']) expect((await event({ title: 'Wants ' + status, status }, contributor)).body.status).toBe('pending');
+    expect((await event({ title: 'Scheduled', date: '2030-01-01 00:00:00' }, author)).body.status).toBe('future');
+    expect((await event({ title: 'Late', status: 'future', date: '2020-01-01 00:00:00' }, author)).body.status).toBe('publish');
+    expect((await event({ title: 'Trash?', status: 'trash' })).body.code).toBe('rest_invalid_param');
+  });
+
+  it('hides drafts from who may not read them; contributors cannot edit published or others\' events', async () => {
+    const draft = (await event({ title: 'Secret draft', status: 'draft' }, author)).body;
+    expect((await s.raw('GET', `${NS}/events/${draft.id}`)).body.code).toBe('event-not-accessible');
+    expect((await s.raw('GET', `${NS}/events/${draft.id}`, { as: contributor })).status).toBe(403);
+    expect((await s.raw('GET', `${NS}/events/${draft.id}`, { as: author })).status).toBe(200);
+    expect((await s.raw('GET', `${NS}/events/${draft.id}`, { as: editor })).status).toBe(200);
+    expect((await post(`/events/${draft.id}`, { title: 'Hijack' }, contributor)).status).toBe(403);
+    const own = (await event({ title: 'Own pending' }, contributor)).body;
+    expect((await post(`/events/${own.id}`, { title: 'Own edited' }, contributor)).status).toBe(200);
+    await post(`/events/${own.id}`, { status: 'publish' }, editor);
+    expect((await post(`/events/${own.id}`, { title: 'After publication' }, contributor)).status).toBe(403);
+    expect((await post(`/events/by-slug/${draft.slug}`, { title: 'Via slug' }, contributor)).status).toBe(403);
+    expect((await event({ title: 'As someone else', author: 1 }, author)).body.code).toBe('rest_cannot_edit_others');
+    expect((await event({ title: 'For the admin', author: 1 }, editor)).body.author).toBe('1');
+    expect((await event({ title: 'Nobody', author: 999999 })).body.data.params).toEqual({ author: 'Invalid parameter.' });
+  });
+
+  it('protects an event with a password: 403 without it, 200 with it, removable', async () => {
+    const e = (await event({ title: 'Members only', password: 'open sesame' })).body;
+    expect(e.description).toBe('');
+    const locked = await s.raw('GET', `${NS}/events/${e.id}`, { as: s.admin });
+    expect(locked.body).toEqual({ code: 'event-password-protected', message: 'The requested event is not accessible without a password', data: { status: 403 } });
+    expect((await s.raw('GET', `${NS}/events/${e.id}?password=wrong`)).status).toBe(403);
+    expect((await s.raw('GET', `${NS}/events/${e.id}?password=open%20sesame`)).status).toBe(200);
+    expect((await s.raw('GET', `${NS}/events/by-slug/${e.slug}?password=open%20sesame`)).status).toBe(200);
+    await post(`/events/${e.id}`, { password: '' });
+    expect((await s.raw('GET', `${NS}/events/${e.id}`)).status).toBe(200);
+  });
+
+  it('moves events to the trash, once', async () => {
+    const e = (await event({ title: 'Short lived' })).body;
+    const { data } = await s.client(s.admin).DELETE(`${NS}/events/{id}`, { params: { path: { id: e.id } } });
+    expect(data).toMatchObject({ status: 'trash', slug: 'short-lived__trashed', url: `${s.baseUrl}/?post_type=tribe_events&p=${e.id}`, website: `${s.baseUrl}/?post_type=tribe_events&p=${e.id}` });
+    expect((await s.raw('DELETE', `${NS}/events/${e.id}`, { as: s.admin })).body).toEqual({ code: 'event-is-in-trash', message: 'The event is already trashed', data: { status: 410 } });
+    expect((await s.raw('GET', `${NS}/events/${e.id}`, { as: s.admin })).body).toEqual({ code: 'event-no-longer-available', message: 'This event is no longer available', data: { status: 403 } });
+    expect((await event({ title: 'Short lived' })).body.slug).toBe('short-lived');
+    const restored = (await post(`/events/${e.id}`, { status: 'publish' })).body;
+    expect([restored.status, restored.slug]).toEqual(['publish', 'short-lived-2']);
+    expect((await s.raw('DELETE', `${NS}/events/999999`, { as: s.admin })).status).toBe(404);
+    const others = (await event({ title: 'Not yours' })).body;
+    expect((await s.raw('DELETE', `${NS}/events/${others.id}`, { as: contributor })).status).toBe(403);
+    expect((await s.raw('DELETE', `${NS}/events/by-slug/${others.slug}`, { as: editor })).body.status).toBe('trash');
+  });
+});
+
+describe('linking venues, organizers and terms', () => {
+  it('links a venue by id, {id} or inline object, and unlinks it with 0, null or []', async () => {
+    const v = (await post('/venues', { venue: 'Linked hall' })).body;
+    const e = (await event({ title: 'Linked', venue: { id: v.id } })).body;
+    expect(e.venue.id).toBe(v.id);
+    for (const none of [0, null, [], '']) {
+      expect((await post(`/events/${e.id}`, { venue: none })).body.venue, JSON.stringify(none)).toEqual([]);
+      await post(`/events/${e.id}`, { venue: v.id });
+    }
+    const inline = (await event({ title: 'Inline venue', venue: { venue: 'Brand new hall', city: 'Lyon', country: 'France', province: 'Rhône' } })).body;
+    expect(inline.venue).toMatchObject({ venue: 'Brand new hall', city: 'Lyon', stateprovince: 'Rhône' });
+    const reused = (await event({ title: 'Inline again', venue: { venue: 'brand NEW hall' } })).body;
+    expect(reused.venue.id).toBe(inline.venue.id);
+    expect((await event({ title: 'Two venues', venue: [v.id, inline.venue.id] })).status).toBe(400);
+    expect((await event({ title: 'Ghost venue', venue: 999999 })).body.data.params).toEqual({ venue: 'Invalid parameter.' });
+    expect((await event({ title: 'Event as venue', venue: e.id })).status).toBe(400);
+  });
+
+  it('links organizers from an id, a CSV, a mixed list or a form body, in order, and replaces the set', async () => {
+    const a = (await post('/organizers', { organizer: 'Org A' })).body.id;
+    const b = (await post('/organizers', { organizer: 'Org B' })).body.id;
+    const names = (e: { organizer: { organizer: string }[] }) => e.organizer.map((o) => o.organizer);
+    expect(names((await event({ title: 'CSV', organizer: `${b},${a}` })).body)).toEqual(['Org B', 'Org A']);
+    expect(names((await event({ title: 'One', organizer: a })).body)).toEqual(['Org A']);
+    const mixed = (await event({ title: 'Mixed', organizer: [a, { id: b }, { organizer: 'Org C' }] })).body;
+    expect(names(mixed)).toEqual(['Org A', 'Org B', 'Org C']);
+    expect(names((await post(`/events/${mixed.id}`, { organizer: [b] })).body)).toEqual(['Org B']);
+    expect((await post(`/events/${mixed.id}`, { organizer: [] })).body.organizer).toEqual([]);
+    const form = await s.raw('POST', `${NS}/events`, { as: s.admin, form: `title=Form&start_date=2027-01-01+10:00&end_date=2027-01-01+11:00&organizer[]=${a}&organizer[]=${b}&venue[venue]=Form+hall&all_day=1` });
+    expect(form.status).toBe(201);
+    expect([names(form.body), form.body.venue.venue, form.body.all_day]).toEqual([['Org A', 'Org B'], 'Form hall', true]);
+    expect((await event({ title: 'Ghost organizer', organizer: [a, 999999] })).body.data.params).toEqual({ organizer: 'Invalid parameter.' });
+  });
+
+  it('assigns terms by id, slug or name; creates unknown names only for those who may; counts follow', async () => {
+    const music = (await post('/categories', { name: 'Live music' })).body;
+    const e = (await event({ title: 'Terms', categories: [music.id, 'live-music', 'Brand New Category', 999999], tags: 'outdoor,free' })).body;
+    expect(e.categories.map((c: { name: string }) => c.name)).toEqual(['Brand New Category', 'Live music']);
+    expect(e.tags.map((t: { name: string }) => t.name)).toEqual(['free', 'outdoor']);
+    expect((await s.raw('GET', `${NS}/categories/${music.id}`)).body.count).toBe(1);
+    expect((await event({ title: 'Contributor terms', categories: ['Unheard of'] }, contributor)).body.data.params).toEqual({ categories: 'Invalid parameter.' });
+    expect((await event({ title: 'Contributor known term', categories: ['live-music'] }, contributor)).status).toBe(201);
+    expect((await event({ title: 'Author tag', tags: ['brand-new-tag'] }, author)).status).toBe(400);
+    await s.raw('DELETE', `${NS}/events/${e.id}`, { as: s.admin });
+    expect((await s.raw('GET', `${NS}/categories/${music.id}`)).body.count).toBe(0);
+  });
+
+  it('registers images by URL and reuses media ids; refuses unknown ids', async () => {
+    const e = (await event({ title: 'Pictured', image: 'https://cdn.example.test/images/poster.JPG' })).body;
+    expect(e.image).toMatchObject({ url: 'https://cdn.example.test/images/poster.JPG', extension: 'jpg' });
+    const again = (await event({ title: 'Same picture', image: e.image.id })).body;
+    expect(again.image.id).toBe(e.image.id);
+    expect((await post(`/events/${again.id}`, { image: '' })).body.image).toBe(false);
+    expect((await event({ title: 'Missing picture', image: 424242 })).body.data.params).toEqual({ image: 'Invalid parameter.' });
+  });
+
+  it('leaves out embedded records the caller may not read, and blanks protected ones', async () => {
+    const hidden = (await post('/venues', { venue: 'Hidden hall', status: 'draft' }, author)).body;
+    const locked = (await post('/organizers', { organizer: 'Locked org', phone: '123', password: 'pw' })).body;
+    const e = (await event({ title: 'Embeds', venue: hidden.id, organizer: [locked.id] }, author)).body;
+    expect(e.venue.id).toBe(hidden.id);
+    const anonymous = (await s.raw('GET', `${NS}/events/${e.id}`)).body;
+    expect(anonymous.venue).toEqual([]);
+    expect(anonymous.organizer[0]).toMatchObject({ organizer: 'Locked org', phone: '' });
+    expect(anonymous.organizer[0]).not.toHaveProperty('json_ld');
+  });
+
+  it('refuses a parent that is not an event and links an existing one', async () => {
+    const parent = (await event({ title: 'Series' })).body;
+    expect((await event({ title: 'Episode', post_parent: parent.id })).status).toBe(201);
+    expect((await event({ title: 'Orphan', post_parent: 999999 })).body.data.params).toEqual({ post_parent: 'Invalid parameter.' });
+  });
+});
