@@ -2539,7 +2539,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     getEvent: {
@@ -2598,7 +2597,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            501: components["responses"]["NotImplemented"];
         };
     };
     putEvent: {
@@ -2650,7 +2648,6 @@ export interface operations {
                 };
             };
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     updateEvent: {
@@ -2702,7 +2699,6 @@ export interface operations {
                 };
             };
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     deleteEvent: {
@@ -2762,7 +2758,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            501: components["responses"]["NotImplemented"];
         };
     };
     patchEvent: {
@@ -2814,7 +2809,6 @@ export interface operations {
                 };
             };
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     getEventBySlug: {
@@ -2864,7 +2858,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            501: components["responses"]["NotImplemented"];
         };
     };
     putEventBySlug: {
@@ -2905,7 +2898,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     updateEventBySlug: {
@@ -2946,7 +2938,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     deleteEventBySlug: {
@@ -2995,7 +2986,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            501: components["responses"]["NotImplemented"];
         };
     };
     patchEventBySlug: {
@@ -3036,7 +3026,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     listVenues: {
@@ -3140,7 +3129,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     getVenue: {
@@ -3188,7 +3176,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            501: components["responses"]["NotImplemented"];
         };
     };
     putVenue: {
@@ -3229,7 +3216,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     updateVenue: {
@@ -3270,7 +3256,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     deleteVenue: {
@@ -3319,7 +3304,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            501: components["responses"]["NotImplemented"];
         };
     };
     patchVenue: {
@@ -3360,7 +3344,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     getVenueBySlug: {
@@ -3408,7 +3391,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            501: components["responses"]["NotImplemented"];
         };
     };
     putVenueBySlug: {
@@ -3449,7 +3431,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     updateVenueBySlug: {
@@ -3490,7 +3471,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     deleteVenueBySlug: {
@@ -3539,7 +3519,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            501: components["responses"]["NotImplemented"];
         };
     };
     patchVenueBySlug: {
@@ -3580,7 +3559,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     listOrganizers: {
@@ -3684,7 +3662,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     getOrganizer: {
@@ -3732,7 +3709,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            501: components["responses"]["NotImplemented"];
         };
     };
     putOrganizer: {
@@ -3773,7 +3749,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     updateOrganizer: {
@@ -3814,7 +3789,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     deleteOrganizer: {
@@ -3863,7 +3837,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            501: components["responses"]["NotImplemented"];
         };
     };
     patchOrganizer: {
@@ -3904,7 +3877,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     getOrganizerBySlug: {
@@ -3952,7 +3924,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            501: components["responses"]["NotImplemented"];
         };
     };
     putOrganizerBySlug: {
@@ -3993,7 +3964,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     updateOrganizerBySlug: {
@@ -4034,7 +4004,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     deleteOrganizerBySlug: {
@@ -4083,7 +4052,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            501: components["responses"]["NotImplemented"];
         };
     };
     patchOrganizerBySlug: {
@@ -4124,7 +4092,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     listCategories: {
