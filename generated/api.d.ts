@@ -2097,24 +2097,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `rest_not_implemented`: this operation is part of the contract but not built yet in this version. */
-        NotImplemented: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "code": "rest_not_implemented",
-                 *       "message": "This operation is not implemented yet.",
-                 *       "data": {
-                 *         "status": 501
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
     };
     parameters: {
         /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -2123,8 +2105,20 @@ export interface components {
         WpmlLanguage: components["schemas"]["Lang"];
         /** @description Numeric id (digits only; anything else is not a route). */
         Id: number;
-        /** @description The record's slug in the current language. */
-        Slug: string;
+        /** @description Id of an existing venue (any status, trash included); any other id fails validation with 400, before permissions are checked. */
+        VenueId: number;
+        /** @description Id of an existing organizer (any status, trash included); any other id fails validation with 400, before permissions are checked. */
+        OrganizerId: number;
+        /** @description Id of an existing category; any other id fails validation with 400, before permissions are checked. */
+        CategoryId: number;
+        /** @description Id of an existing tag; any other id fails validation with 400, before permissions are checked. */
+        TagId: number;
+        /** @description Slug of an existing event (looked up in the request's language first, then the others; sanitised as WordPress does). Unknown → 400, before permissions are checked. */
+        EventSlug: string;
+        /** @description Slug of an existing venue (request's language first). Unknown → 400, before permissions are checked. */
+        VenueSlug: string;
+        /** @description Slug of an existing organizer (request's language first). Unknown → 400, before permissions are checked. */
+        OrganizerSlug: string;
         /** @description The record's password; unlocks a password-protected record. */
         Password: string;
         /** @description A password compared with every password-protected record of the page; the ones it matches are not blanked. */
@@ -2501,7 +2495,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            501: components["responses"]["NotImplemented"];
         };
     };
     createEvent: {
@@ -2823,8 +2816,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The record's slug in the current language. */
-                slug: components["parameters"]["Slug"];
+                /** @description Slug of an existing event (looked up in the request's language first, then the others; sanitised as WordPress does). Unknown → 400, before permissions are checked. */
+                slug: components["parameters"]["EventSlug"];
             };
             cookie?: never;
         };
@@ -2870,8 +2863,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The record's slug in the current language. */
-                slug: components["parameters"]["Slug"];
+                /** @description Slug of an existing event (looked up in the request's language first, then the others; sanitised as WordPress does). Unknown → 400, before permissions are checked. */
+                slug: components["parameters"]["EventSlug"];
             };
             cookie?: never;
         };
@@ -2910,8 +2903,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The record's slug in the current language. */
-                slug: components["parameters"]["Slug"];
+                /** @description Slug of an existing event (looked up in the request's language first, then the others; sanitised as WordPress does). Unknown → 400, before permissions are checked. */
+                slug: components["parameters"]["EventSlug"];
             };
             cookie?: never;
         };
@@ -2950,8 +2943,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The record's slug in the current language. */
-                slug: components["parameters"]["Slug"];
+                /** @description Slug of an existing event (looked up in the request's language first, then the others; sanitised as WordPress does). Unknown → 400, before permissions are checked. */
+                slug: components["parameters"]["EventSlug"];
             };
             cookie?: never;
         };
@@ -2998,8 +2991,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The record's slug in the current language. */
-                slug: components["parameters"]["Slug"];
+                /** @description Slug of an existing event (looked up in the request's language first, then the others; sanitised as WordPress does). Unknown → 400, before permissions are checked. */
+                slug: components["parameters"]["EventSlug"];
             };
             cookie?: never;
         };
@@ -3091,7 +3084,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            501: components["responses"]["NotImplemented"];
         };
     };
     createVenue: {
@@ -3134,6 +3126,8 @@ export interface operations {
     getVenue: {
         parameters: {
             query?: {
+                /** @description The record's password; unlocks a password-protected record. */
+                password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
@@ -3141,8 +3135,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing venue (any status, trash included); any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["VenueId"];
             };
             cookie?: never;
         };
@@ -3188,8 +3182,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing venue (any status, trash included); any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["VenueId"];
             };
             cookie?: never;
         };
@@ -3228,8 +3222,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing venue (any status, trash included); any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["VenueId"];
             };
             cookie?: never;
         };
@@ -3268,8 +3262,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing venue (any status, trash included); any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["VenueId"];
             };
             cookie?: never;
         };
@@ -3316,8 +3310,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing venue (any status, trash included); any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["VenueId"];
             };
             cookie?: never;
         };
@@ -3349,6 +3343,8 @@ export interface operations {
     getVenueBySlug: {
         parameters: {
             query?: {
+                /** @description The record's password; unlocks a password-protected record. */
+                password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
@@ -3356,8 +3352,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The record's slug in the current language. */
-                slug: components["parameters"]["Slug"];
+                /** @description Slug of an existing venue (request's language first). Unknown → 400, before permissions are checked. */
+                slug: components["parameters"]["VenueSlug"];
             };
             cookie?: never;
         };
@@ -3403,8 +3399,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The record's slug in the current language. */
-                slug: components["parameters"]["Slug"];
+                /** @description Slug of an existing venue (request's language first). Unknown → 400, before permissions are checked. */
+                slug: components["parameters"]["VenueSlug"];
             };
             cookie?: never;
         };
@@ -3443,8 +3439,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The record's slug in the current language. */
-                slug: components["parameters"]["Slug"];
+                /** @description Slug of an existing venue (request's language first). Unknown → 400, before permissions are checked. */
+                slug: components["parameters"]["VenueSlug"];
             };
             cookie?: never;
         };
@@ -3483,8 +3479,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The record's slug in the current language. */
-                slug: components["parameters"]["Slug"];
+                /** @description Slug of an existing venue (request's language first). Unknown → 400, before permissions are checked. */
+                slug: components["parameters"]["VenueSlug"];
             };
             cookie?: never;
         };
@@ -3531,8 +3527,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The record's slug in the current language. */
-                slug: components["parameters"]["Slug"];
+                /** @description Slug of an existing venue (request's language first). Unknown → 400, before permissions are checked. */
+                slug: components["parameters"]["VenueSlug"];
             };
             cookie?: never;
         };
@@ -3624,7 +3620,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            501: components["responses"]["NotImplemented"];
         };
     };
     createOrganizer: {
@@ -3667,6 +3662,8 @@ export interface operations {
     getOrganizer: {
         parameters: {
             query?: {
+                /** @description The record's password; unlocks a password-protected record. */
+                password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
@@ -3674,8 +3671,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing organizer (any status, trash included); any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["OrganizerId"];
             };
             cookie?: never;
         };
@@ -3721,8 +3718,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing organizer (any status, trash included); any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["OrganizerId"];
             };
             cookie?: never;
         };
@@ -3761,8 +3758,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing organizer (any status, trash included); any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["OrganizerId"];
             };
             cookie?: never;
         };
@@ -3801,8 +3798,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing organizer (any status, trash included); any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["OrganizerId"];
             };
             cookie?: never;
         };
@@ -3849,8 +3846,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing organizer (any status, trash included); any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["OrganizerId"];
             };
             cookie?: never;
         };
@@ -3882,6 +3879,8 @@ export interface operations {
     getOrganizerBySlug: {
         parameters: {
             query?: {
+                /** @description The record's password; unlocks a password-protected record. */
+                password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
@@ -3889,8 +3888,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The record's slug in the current language. */
-                slug: components["parameters"]["Slug"];
+                /** @description Slug of an existing organizer (request's language first). Unknown → 400, before permissions are checked. */
+                slug: components["parameters"]["OrganizerSlug"];
             };
             cookie?: never;
         };
@@ -3936,8 +3935,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The record's slug in the current language. */
-                slug: components["parameters"]["Slug"];
+                /** @description Slug of an existing organizer (request's language first). Unknown → 400, before permissions are checked. */
+                slug: components["parameters"]["OrganizerSlug"];
             };
             cookie?: never;
         };
@@ -3976,8 +3975,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The record's slug in the current language. */
-                slug: components["parameters"]["Slug"];
+                /** @description Slug of an existing organizer (request's language first). Unknown → 400, before permissions are checked. */
+                slug: components["parameters"]["OrganizerSlug"];
             };
             cookie?: never;
         };
@@ -4016,8 +4015,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The record's slug in the current language. */
-                slug: components["parameters"]["Slug"];
+                /** @description Slug of an existing organizer (request's language first). Unknown → 400, before permissions are checked. */
+                slug: components["parameters"]["OrganizerSlug"];
             };
             cookie?: never;
         };
@@ -4064,8 +4063,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The record's slug in the current language. */
-                slug: components["parameters"]["Slug"];
+                /** @description Slug of an existing organizer (request's language first). Unknown → 400, before permissions are checked. */
+                slug: components["parameters"]["OrganizerSlug"];
             };
             cookie?: never;
         };
@@ -4203,8 +4202,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing category; any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["CategoryId"];
             };
             cookie?: never;
         };
@@ -4241,8 +4240,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing category; any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["CategoryId"];
             };
             cookie?: never;
         };
@@ -4281,8 +4280,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing category; any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["CategoryId"];
             };
             cookie?: never;
         };
@@ -4321,8 +4320,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing category; any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["CategoryId"];
             };
             cookie?: never;
         };
@@ -4360,8 +4359,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing category; any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["CategoryId"];
             };
             cookie?: never;
         };
@@ -4497,8 +4496,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing tag; any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["TagId"];
             };
             cookie?: never;
         };
@@ -4535,8 +4534,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing tag; any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["TagId"];
             };
             cookie?: never;
         };
@@ -4575,8 +4574,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing tag; any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["TagId"];
             };
             cookie?: never;
         };
@@ -4615,8 +4614,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing tag; any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["TagId"];
             };
             cookie?: never;
         };
@@ -4654,8 +4653,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Numeric id (digits only; anything else is not a route). */
-                id: components["parameters"]["Id"];
+                /** @description Id of an existing tag; any other id fails validation with 400, before permissions are checked. */
+                id: components["parameters"]["TagId"];
             };
             cookie?: never;
         };

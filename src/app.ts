@@ -9,7 +9,7 @@ import { CredentialVerifier } from './domain/passwords.js';
 import { discoveryHandlers } from './handlers/discovery.js';
 import { eventHandlers } from './handlers/events.js';
 import { organizerHandlers, venueHandlers } from './handlers/linked.js';
-import { notImplementedHandlers } from './handlers/notImplemented.js';
+import { listHandlers } from './handlers/lists.js';
 import { categoryHandlers, tagHandlers } from './handlers/terms.js';
 import { authenticate } from './http/auth.js';
 import { createBackend, type Backend } from './http/backend.js';
@@ -47,9 +47,16 @@ export async function createApp({ db, config, log }: { db: Db; config: Config; l
     ...eventHandlers({ ...repos, config }),
     ...venueHandlers({ ...repos, config }),
     ...organizerHandlers({ ...repos, config }),
-    ...notImplementedHandlers(),
+    ...listHandlers({ ...repos, config }),
   } satisfies Handlers;
-  const backend = await createBackend(handlers, { validateResponses: config.validateResponses });
+  const backend = await createBackend(handlers, {
+    validateResponses: config.validateResponses,
+    exists: (kind, value, state) => {
+      if (kind === 'category' || kind === 'tag') return repos.terms.findById(Number(value))?.taxonomy === kind;
+      const id = typeof value === 'number' ? value : repos.posts.resolveSlug(kind, value, state.lang);
+      return id !== null && repos.posts.typeOf(id) === kind;
+    },
+  });
 
   const koa = new Koa({ proxy: config.trustProxy });
   koa.use(respond(config, log)); // errors → WordPress shape, common headers, _fields, _envelope, JSON

@@ -169,6 +169,17 @@ describe('partial updates, statuses, passwords and the trash', () => {
     expect((await event({ title: 'Nobody', author: 999999 })).body.data.params).toEqual({ author: 'Invalid parameter.' });
   });
 
+  it('cleans the HTML of authors and contributors, keeps that of editors (unfiltered_html)', async () => {
+    const html = '<p onclick="steal()">Hi <a href="javascript:alert(1)">x</a><script>alert(1)</script><iframe src="https://e.test"></iframe><strong>ok</strong></p>';
+    const byAuthor = (await event({ title: '<script>x</script><em>Safe</em> title', description: html }, author)).body;
+    expect(byAuthor.title).toBe('<em>Safe</em> title');
+    expect(byAuthor.description).toBe('<p>Hi <a>x</a><strong>ok</strong></p>');
+    const byEditor = (await event({ title: 'Editor', description: '<iframe src="https://e.test"></iframe>' }, editor)).body;
+    expect(byEditor.description).toContain('<iframe src="https://e.test"></iframe>');
+    const category = await post('/categories', { name: 'Safe', description: '<img src=x onerror="alert(1)">' }, author);
+    expect(category.body.description).toBe('<img src="x" />');
+  });
+
   it('protects an event with a password: 403 without it, 200 with it, removable', async () => {
     const e = (await event({ title: 'Members only', password: 'open sesame' })).body;
     expect(e.description).toBe('');

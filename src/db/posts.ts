@@ -1,5 +1,6 @@
 import type { Lang } from '../http/state.js';
 import type { Db } from './connection.js';
+import { StatementCache } from './sql.js';
 
 export type PostType = 'event' | 'venue' | 'organizer';
 export type PostStatus = 'publish' | 'future' | 'draft' | 'pending' | 'private' | 'trash';
@@ -78,6 +79,74 @@ export interface OrganizerRecord extends PostBase {
 }
 
 export type PostRecord = EventRecord | VenueRecord | OrganizerRecord;
+
+/** Who is asking, for list visibility: anonymous (published only), or a user who sees their own records too. */
+export type ListViewer = { kind: 'public' } | { kind: 'user'; userId: number; seeOthers: boolean };
+
+/** Filters of GET /events, already resolved to ids and site-local bounds. */
+export interface EventListQuery {
+  lang: Lang;
+  nowUtc: string;
+  /** Effective statuses asked for (`publish` includes scheduled records whose date has come). */
+  statuses: PostStatus[];
+  viewer: ListViewer;
+  bounds: { column: 'start' | 'end'; op: '>=' | '<=' | '<' | '>'; value: string }[];
+  search?: { include: string[]; exclude: string[] };
+  categoryIds?: number[];
+  tagIds?: number[];
+  venueIds?: number[];
+  organizerIds?: number[];
+  featured?: boolean;
+  ticketed?: boolean;
+  parentId?: number;
+  include?: number[];
+  geo?: { lat: number; lng: number; radiusKm: number } | 'any';
+  limit: number;
+  offset: number;
+}
+
+/** Filters of GET /venues and GET /organizers. */
+export interface LinkedListQuery {
+  type: 'venue' | 'organizer';
+  lang: Lang;
+  nowUtc: string;
+  /** Site-local now, for "upcoming". */
+  nowLocal: string;
+  statuses: PostStatus[];
+  viewer: ListViewer;
+  /** Events the viewer may see, for `only_with_upcoming`. */
+  eventViewer: ListViewer;
+  words?: string[];
+  eventId?: number;
+  hasEvents?: boolean;
+  onlyWithUpcoming?: boolean;
+  limit: number;
+  offset: number;
+}
+
+type ListSql = { page: string; count: string; params: Record<string, unknown> };
+
+const like = (word: string) => `%${word.replace(/[\\%_]/g, (c) => '\\' + c)}%`;
+
+/** SQL for "status in S" over a table alias carrying `status` and `date_utc`; `publish` covers due scheduled records. */
+function statusSql(alias: string, statuses: PostStatus[], params: Record<string, unknown>): string {
+  const published = `(${alias}.status = 'publish' OR (${alias}.status = 'future' AND ${alias}.date_utc <= @now))`;
+  const parts = statuses.map((status, i) => {
+    if (status === 'publish') return published;
+    if (status === 'future') return `(${alias}.status = 'future' AND ${alias}.date_utc > @now)`;
+    params[`status${i}`] = status;
+    return `${alias}.status = @status${i}`;
+  });
+  return parts.length ? `(${parts.join(' OR ')})` : '0';
+}
+
+function viewerSql(alias: string, viewer: ListViewer, params: Record<string, unknown>, prefix = ''): string {
+  const published = `(${alias}.status = 'publish' OR (${alias}.status = 'future' AND ${alias}.date_utc <= @now))`;
+  if (viewer.kind === 'public') return published;
+  if (viewer.seeOthers) return '1';
+  params[`${prefix}me`] = viewer.userId;
+  return `(${published} OR ${alias}.author_id = @${prefix}me)`;
+}
 export type RecordOf<T extends PostType> = Extract<PostRecord, { type: T }>;
 /** A record about to be created: everything but the id and translation group. */
 export type NewRecord<T extends PostType> = Omit<RecordOf<T>, 'id' | 'translationGroup'> & { translationOf: number | null };
@@ -123,6 +192,8 @@ function eventToRow(e: Omit<EventRecord, 'id' | 'translationGroup'>): Row {
     costs: JSON.stringify(e.costs), currency_symbol: e.currencySymbol, currency_position: e.currencyPosition, currency_code: e.currencyCode,
     website: e.website, show_map: bit(e.showMap), show_map_link: bit(e.showMapLink), hide_from_listings: bit(e.hideFromListings),
     sticky: bit(e.sticky), featured: bit(e.featured), ticketed: bit(e.ticketed), venue_id: e.venueId || null,
+    // copies of post columns for the listing index (migration 0002)
+    lang: e.lang, status: e.status, date_utc: e.dateUtc, author_id: e.authorId || null,
   };
 }
 
@@ -153,7 +224,7 @@ function organizerToRow(o: Omit<OrganizerRecord, 'id' | 'translationGroup'>): Ro
 const DETAIL_TABLE: Record<PostType, string> = { event: 'events', venue: 'venues', organizer: 'organizers' };
 const POST_COLUMNS = ['type', 'author_id', 'status', 'status_before_trash', 'slug', 'title', 'content', 'excerpt', 'password', 'date_local', 'date_utc', 'modified_local', 'modified_utc', 'lang', 'parent_id', 'image_id', 'global_id_lineage'];
 const DETAIL_COLUMNS: Record<PostType, string[]> = {
-  event: ['start_local', 'end_local', 'start_utc', 'end_utc', 'timezone', 'all_day', 'costs', 'currency_symbol', 'currency_position', 'currency_code', 'website', 'show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured', 'ticketed', 'venue_id'],
+  event: ['start_local', 'end_local', 'start_utc', 'end_utc', 'timezone', 'all_day', 'costs', 'currency_symbol', 'currency_position', 'currency_code', 'website', 'show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured', 'ticketed', 'venue_id', 'lang', 'status', 'date_utc', 'author_id'],
   venue: ['address', 'city', 'country', 'province', 'state', 'stateprovince', 'zip', 'phone', 'website', 'show_map', 'show_map_link', 'geo_lat', 'geo_lng'],
   organizer: ['phone', 'website', 'email'],
 };
@@ -161,8 +232,10 @@ const DETAIL_COLUMNS: Record<PostType, string[]> = {
 /** Events, venues and organizers (one id space), their links to each other and to terms. */
 export class PostsRepository {
   private readonly stmts;
+  private readonly lists: StatementCache;
 
   constructor(private readonly db: Db) {
+    this.lists = new StatementCache(db);
     const insertDetails = (type: PostType) =>
       db.prepare(`INSERT INTO ${DETAIL_TABLE[type]} (post_id, ${DETAIL_COLUMNS[type].join(', ')}) VALUES (@id, ${DETAIL_COLUMNS[type].map((c) => '@' + c).join(', ')})`);
     const updateDetails = (type: PostType) =>
@@ -171,7 +244,7 @@ export class PostsRepository {
       typeOf: db.prepare<[number], { type: string }>('SELECT type FROM posts WHERE id = ?'),
       idBySlug: db.prepare<[string, string, string], { id: number }>('SELECT id FROM posts WHERE type = ? AND lang = ? AND slug = ?'),
       rows: {
-        event: db.prepare<{ ids: string }, Row>('SELECT * FROM posts p JOIN events d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))'),
+        event: db.prepare<{ ids: string }, Row>('SELECT d.*, p.* FROM posts p JOIN events d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))'),
         venue: db.prepare<{ ids: string }, Row>('SELECT * FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))'),
         organizer: db.prepare<{ ids: string }, Row>('SELECT * FROM posts p JOIN organizers d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))'),
       },
@@ -212,6 +285,20 @@ export class PostsRepository {
 
   findOfType<T extends PostType>(type: T, id: number): RecordOf<T> | null {
     return this.findMany(type, [id]).get(id) ?? null;
+  }
+
+  /**
+   * The id a slug names, as WordPress looks it up: the slug sanitised (lower case; only `a-z0-9_-%`), in the
+   * preferred language first, then in the others.
+   */
+  resolveSlug(type: PostType, raw: string, preferred: Lang): number | null {
+    const slug = raw.toLowerCase().replace(/[^a-z0-9_%-]/g, '');
+    if (!slug) return null;
+    for (const lang of [preferred, ...(['en', 'fr', 'de'] as const).filter((l) => l !== preferred)]) {
+      const id = this.stmts.idBySlug.get(type, lang, slug)?.id;
+      if (id !== undefined) return id;
+    }
+    return null;
   }
 
   findBySlug<T extends PostType>(type: T, lang: Lang, slug: string): RecordOf<T> | null {
@@ -281,6 +368,115 @@ export class PostsRepository {
 
   transaction<T>(work: () => T): T {
     return this.db.transaction(work).immediate();
+  }
+
+  /** One page of event ids matching the filters, and how many match in all (two statements). */
+  listEvents(q: EventListQuery): { ids: number[]; total: number } {
+    return this.run(this.eventListSql(q), q.limit, q.offset);
+  }
+
+  /** `EXPLAIN QUERY PLAN` of the two statements of an event list (tests check that no list scans every event). */
+  explainEventList(q: EventListQuery): string[] {
+    return this.explain(this.eventListSql(q));
+  }
+
+  private eventListSql(q: EventListQuery): ListSql {
+    const params: Record<string, unknown> = { lang: q.lang, now: q.nowUtc };
+    const where = ['e.lang = @lang', 'e.hide_from_listings = 0', statusSql('e', q.statuses, params), viewerSql('e', q.viewer, params)];
+    q.bounds.forEach((b, i) => {
+      params[`b${i}`] = b.value;
+      where.push(`e.${b.column}_local ${b.op} @b${i}`);
+    });
+    if (q.search) {
+      const clauses: string[] = [];
+      const contains = (word: string) => {
+        const name = `w${clauses.length}`;
+        params[name] = like(word);
+        return `(p.title LIKE @${name} ESCAPE '\\' OR p.excerpt LIKE @${name} ESCAPE '\\' OR p.content LIKE @${name} ESCAPE '\\')`;
+      };
+      for (const word of q.search.include) clauses.push(contains(word));
+      for (const word of q.search.exclude) clauses.push('NOT ' + contains(word));
+      if (clauses.length) where.push(`EXISTS (SELECT 1 FROM posts p WHERE p.id = e.post_id AND ${clauses.join(' AND ')})`);
+    }
+    const jsonList = (name: string, ids: number[]) => {
+      params[name] = JSON.stringify(ids);
+      return `(SELECT value FROM json_each(@${name}))`;
+    };
+    if (q.categoryIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND et.term_id IN ${jsonList('categories', q.categoryIds)})`);
+    if (q.tagIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND et.term_id IN ${jsonList('tags', q.tagIds)})`);
+    if (q.venueIds) where.push(`e.venue_id IN ${jsonList('venues', q.venueIds)}`);
+    if (q.organizerIds) where.push(`EXISTS (SELECT 1 FROM event_organizers eo WHERE eo.event_id = e.post_id AND eo.organizer_id IN ${jsonList('organizers', q.organizerIds)})`);
+    if (q.featured !== undefined) where.push(`e.featured = ${q.featured ? 1 : 0}`);
+    if (q.ticketed !== undefined) where.push(`e.ticketed = ${q.ticketed ? 1 : 0}`);
+    if (q.parentId !== undefined) {
+      params.parent = q.parentId;
+      where.push('e.post_id IN (SELECT id FROM posts WHERE parent_id = @parent)');
+    }
+    if (q.include) where.push(`e.post_id IN ${jsonList('include', q.include)}`);
+    if (q.geo === 'any') where.push('e.venue_id IN (SELECT post_id FROM venues WHERE geo_lat IS NOT NULL AND geo_lng IS NOT NULL)');
+    else if (q.geo) {
+      // a bounding box narrows the venues, then the true (haversine) distance decides
+      const dLat = q.geo.radiusKm / 111.2;
+      const dLng = q.geo.radiusKm / Math.max(0.01, 111.2 * Math.cos((q.geo.lat * Math.PI) / 180));
+      Object.assign(params, { lat: q.geo.lat, lng: q.geo.lng, latMin: q.geo.lat - dLat, latMax: q.geo.lat + dLat, lngMin: q.geo.lng - dLng, lngMax: q.geo.lng + dLng, radius: q.geo.radiusKm });
+      where.push(`e.venue_id IN (SELECT v.post_id FROM venues v JOIN posts vp ON vp.id = v.post_id
+        WHERE vp.status = 'publish' AND v.geo_lat BETWEEN @latMin AND @latMax AND v.geo_lng BETWEEN @lngMin AND @lngMax
+          AND 12742.0 * asin(sqrt(pow(sin(radians(v.geo_lat - @lat) / 2), 2) + cos(radians(@lat)) * cos(radians(v.geo_lat)) * pow(sin(radians(v.geo_lng - @lng) / 2), 2))) <= @radius)`);
+    }
+    const filter = `FROM events e WHERE ${where.join(' AND ')}`;
+    const order = q.include ? 'e.date_utc, e.post_id' : 'e.start_local, e.date_utc, e.post_id';
+    return { page: `SELECT e.post_id AS id ${filter} ORDER BY ${order} LIMIT @limit OFFSET @offset`, count: `SELECT COUNT(*) AS total ${filter}`, params };
+  }
+
+  private run(sql: ListSql, limit: number, offset: number): { ids: number[]; total: number } {
+    const ids = this.lists.get<{ id: number }>(sql.page).all({ ...sql.params, limit, offset }).map((r) => r.id);
+    const { total } = this.lists.get<{ total: number }>(sql.count).get(sql.params)!;
+    return { ids, total };
+  }
+
+  private explain(sql: ListSql): string[] {
+    return [sql.page, sql.count].flatMap((statement) =>
+      this.db.prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${statement}`).all({ ...sql.params, limit: 10, offset: 0 }).map((r) => r.detail),
+    );
+  }
+
+  /** One page of venue or organizer ids matching the filters (newest first), and the total. */
+  listLinked(q: LinkedListQuery): { ids: number[]; total: number } {
+    return this.run(this.linkedListSql(q), q.limit, q.offset);
+  }
+
+  explainLinkedList(q: LinkedListQuery): string[] {
+    return this.explain(this.linkedListSql(q));
+  }
+
+  private linkedListSql(q: LinkedListQuery): ListSql {
+    const params: Record<string, unknown> = { type: q.type, lang: q.lang, now: q.nowUtc };
+    const where = ['p.type = @type', 'p.lang = @lang', statusSql('p', q.statuses, params), viewerSql('p', q.viewer, params)];
+    const detail = q.type === 'venue' ? 'venues' : 'organizers';
+    if (q.words && q.words.length > 0) {
+      const fields = q.type === 'venue'
+        ? ['p.title', 'p.content', 'p.excerpt', 'd.address', 'd.city', 'd.province', 'd.state', 'd.stateprovince', 'd.zip', 'd.phone']
+        : ['p.title', 'p.content', 'p.excerpt', 'd.phone', 'd.email', 'd.website'];
+      q.words.forEach((w, i) => (params[`w${i}`] = like(w)));
+      const all = (field: string) => `(${q.words!.map((_, i) => `${field} LIKE @w${i} ESCAPE '\\'`).join(' AND ')})`;
+      where.push(`(${fields.map(all).join(' OR ')})`);
+    }
+    const linkedEvents = q.type === 'venue'
+      ? 'SELECT e.* FROM events e WHERE e.venue_id = p.id'
+      : 'SELECT e.* FROM event_organizers eo JOIN events e ON e.post_id = eo.event_id WHERE eo.organizer_id = p.id';
+    if (q.eventId !== undefined) {
+      params.event = q.eventId;
+      where.push(q.type === 'venue' ? 'p.id = (SELECT venue_id FROM events WHERE post_id = @event)' : 'p.id IN (SELECT organizer_id FROM event_organizers WHERE event_id = @event)');
+    }
+    if (q.hasEvents !== undefined) {
+      where.push(`${q.hasEvents ? '' : 'NOT '}EXISTS (${linkedEvents} AND e.status NOT IN ('draft', 'pending'))`);
+    }
+    if (q.onlyWithUpcoming) {
+      params.nowLocal = q.nowLocal;
+      where.push(`EXISTS (${linkedEvents} AND e.start_local >= @nowLocal AND e.hide_from_listings = 0 AND e.status <> 'trash' AND ${viewerSql('e', q.eventViewer, params, 'e')})`);
+    }
+    const filter = `FROM posts p JOIN ${detail} d ON d.post_id = p.id WHERE ${where.join(' AND ')}`;
+    return { page: `SELECT p.id ${filter} ORDER BY p.date_utc DESC, p.id DESC LIMIT @limit OFFSET @offset`, count: `SELECT COUNT(*) AS total ${filter}`, params };
   }
 
   private detailsRow(record: Omit<PostRecord, 'id' | 'translationGroup'>): Row {

@@ -70,6 +70,11 @@ export class TermsRepository {
     this.stmts = {
       byId: db.prepare<{ id: number; now: string }, TermRow>(`SELECT t.*, ${COUNT} AS count FROM terms t WHERE t.id = @id`),
       byIds: db.prepare<{ ids: string; now: string }, TermRow>(`SELECT t.*, ${COUNT} AS count FROM terms t WHERE t.id IN (SELECT value FROM json_each(@ids))`),
+      descendants: db.prepare<{ ids: string }, { id: number }>(
+        `WITH RECURSIVE down(id, depth) AS (SELECT value, 0 FROM json_each(@ids)
+           UNION SELECT t.id, down.depth + 1 FROM terms t JOIN down ON t.parent_id = down.id WHERE down.depth < 64)
+         SELECT DISTINCT id FROM down`,
+      ),
       idByName: db.prepare<[string, string, string], { id: number }>('SELECT id FROM terms WHERE taxonomy = ? AND lang = ? AND name = ? COLLATE NOCASE ORDER BY id LIMIT 1'),
       idBySlug: db.prepare<[string, string, string], { id: number }>('SELECT id FROM terms WHERE taxonomy = ? AND lang = ? AND slug = ?'),
       slugOwner: db.prepare<[string, string, string], { id: number }>('SELECT id FROM terms WHERE taxonomy = ? AND lang = ? AND slug = ?'),
@@ -105,6 +110,12 @@ export class TermsRepository {
   findById(id: number): TermRecord | null {
     const row = this.stmts.byId.get({ id, now: nowUtc() });
     return row ? toTerm(row) : null;
+  }
+
+  /** The given categories and all their descendants (a category filter matches child categories too). */
+  withDescendants(ids: number[]): number[] {
+    if (ids.length === 0) return [];
+    return this.stmts.descendants.all({ ids: JSON.stringify([...new Set(ids)]) }).map((r) => r.id);
   }
 
   /** Several terms by id, in one query. */

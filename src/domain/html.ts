@@ -1,3 +1,5 @@
+import sanitizeHtml from 'sanitize-html';
+
 /** How WordPress renders stored text on the wire (titles, content), reproduced closely enough for clients. */
 
 const ENTITY_AHEAD = /^&(?:[a-zA-Z][a-zA-Z0-9]*|#\d+|#x[0-9a-fA-F]+);/;
@@ -58,4 +60,26 @@ export function jsonLdText(text: string): string {
     .replace(/>/g, '&gt;')
     .replace(/"/g, '&quot;')
     .replace(/\n/g, '\\n');
+}
+
+
+/** Markup a user without `unfiltered_html` may keep in content (close to WordPress's `$allowedposttags`). */
+const CONTENT_POLICY: sanitizeHtml.IOptions = {
+  allowedTags: ['a', 'abbr', 'b', 'blockquote', 'br', 'cite', 'code', 'del', 'div', 'em', 'figcaption', 'figure', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'i', 'img', 'ins', 'li', 'ol', 'p', 'pre', 'q', 's', 'small', 'span', 'strike', 'strong', 'sub', 'sup', 'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'u', 'ul'],
+  allowedAttributes: { a: ['href', 'title', 'rel', 'target'], img: ['src', 'alt', 'title', 'width', 'height'], '*': ['class', 'lang', 'dir'] },
+  allowedSchemes: ['http', 'https', 'mailto', 'tel'],
+  allowProtocolRelative: false,
+  disallowedTagsMode: 'discard',
+};
+/** Titles and names keep inline formatting only. */
+const TITLE_POLICY: sanitizeHtml.IOptions = { ...CONTENT_POLICY, allowedTags: ['abbr', 'b', 'code', 'em', 'i', 's', 'strong', 'sub', 'sup', 'u'], allowedAttributes: {} };
+
+/**
+ * WordPress's kses for callers without `unfiltered_html` (authors, contributors): scripts, event handlers,
+ * `javascript:` URLs, iframes and other markup outside the allow-list are removed; administrators and editors keep
+ * their HTML as sent.
+ */
+export function cleanHtml(html: string, kind: 'content' | 'title', unfiltered: boolean): string {
+  if (unfiltered || !/[<&]/.test(html)) return html;
+  return sanitizeHtml(html, kind === 'title' ? TITLE_POLICY : CONTENT_POLICY);
 }

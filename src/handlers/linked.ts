@@ -10,6 +10,7 @@ type VenueOps = Extract<Ops<'Venue'>, keyof Handlers>;
 type OrganizerOps = Extract<Ops<'Organizer'>, keyof Handlers>;
 
 type Ctx = { request: { params: { id?: number; slug?: string }; requestBody?: unknown } };
+type ReadCtx = { request: { params: { id?: number; slug?: string }; query: { password?: string } } };
 
 /**
  * Venues and organizers behave alike (reference routes.md §2.9–2.16): create or match by name, read (blanked when
@@ -19,11 +20,11 @@ function linkedHandlers(type: Linked, deps: PostDeps) {
   const service = (state: RequestState) => new PostService(deps, state);
   const find = (s: PostService, c: Ctx): VenueRecord | OrganizerRecord =>
     c.request.params.slug !== undefined ? s.bySlug(type, c.request.params.slug) : s.linkedById(type, c.request.params.id!);
-  const answer = (s: PostService, record: VenueRecord | OrganizerRecord, single: boolean, write: boolean) =>
-    s.view([record], { single, write })[0] as never;
-  const get = (c: Ctx, state: RequestState) => {
+  const answer = (s: PostService, record: VenueRecord | OrganizerRecord, single: boolean, write: boolean, password?: string) =>
+    s.view([record], { single, write, password })[0] as never;
+  const get = (c: ReadCtx, state: RequestState) => {
     const s = service(state);
-    return { status: 200 as const, body: answer(s, s.readableLinked(find(s, c)), true, false) };
+    return { status: 200 as const, body: answer(s, s.readableLinked(find(s, c)), true, false, c.request.query.password) };
   };
   const remove = (c: Ctx, state: RequestState) => {
     const s = service(state);

@@ -8,6 +8,7 @@ import { hasCapabilities } from '../domain/capabilities.js';
 import { currencyOf } from '../domain/cost.js';
 import { parseZone, toWire } from '../domain/dates.js';
 import { eventTimes, fromUtcWire, publicationDate, TimeInputError } from '../domain/eventTimes.js';
+import { cleanHtml } from '../domain/html.js';
 import { CAPABILITY_TYPE, mayChange, mayRead, resolveStatus, unlocks } from '../domain/postRules.js';
 import { PostView, type ViewOptions } from '../domain/postView.js';
 import { TAXONOMY } from '../domain/termView.js';
@@ -138,17 +139,12 @@ export class PostService {
     return record;
   }
 
-  /**
-   * The record a slug names: WordPress sanitises the slug first, then looks in the request's language, then in the
-   * others. Unknown → `slug` fails validation.
-   */
+  /** The record a slug names (see PostsRepository.resolveSlug); unknown → `slug` fails validation. */
   bySlug<T extends PostType>(type: T, raw: string): RecordOf<T> {
-    const slug = raw.toLowerCase().replace(/[^a-z0-9_%-]/g, '');
-    for (const lang of [this.state.lang, ...(['en', 'fr', 'de'] as const).filter((l) => l !== this.state.lang)]) {
-      const found = slug ? this.deps.posts.findBySlug(type, lang, slug) : null;
-      if (found) return found;
-    }
-    throw invalidParam('slug');
+    const id = this.deps.posts.resolveSlug(type, raw, this.state.lang);
+    const found = id === null ? null : this.deps.posts.findOfType(type, id);
+    if (!found) throw invalidParam('slug');
+    return found;
   }
 
   // ---- writes ------------------------------------------------------------------------------------------------
@@ -269,15 +265,16 @@ export class PostService {
       translationOf = target.id;
     }
 
+    const unfiltered = hasCapabilities(caller?.role ?? null, ['unfiltered_html']);
     return {
       type,
       authorId,
       status,
       statusBeforeTrash: status === 'trash' ? (current?.statusBeforeTrash ?? null) : null,
       slug,
-      title,
-      content: body.description ?? current?.content ?? '',
-      excerpt: body.excerpt ?? current?.excerpt ?? '',
+      title: typeof rawName === 'string' ? cleanHtml(title, 'title', unfiltered) : title,
+      content: body.description !== undefined ? cleanHtml(body.description, 'content', unfiltered) : (current?.content ?? ''),
+      excerpt: body.excerpt !== undefined ? cleanHtml(body.excerpt, 'content', unfiltered) : (current?.excerpt ?? ''),
       password: body.password ?? current?.password ?? '',
       dateLocal: date.local,
       dateUtc: date.utc,

@@ -1,6 +1,7 @@
 import type { PostsRepository } from '../db/posts.js';
 import type { Taxonomy, TermListQuery, TermRecord, TermsRepository } from '../db/terms.js';
 import { hasCapabilities } from '../domain/capabilities.js';
+import { cleanHtml } from '../domain/html.js';
 import { TAXONOMY, termToWire, type TermViewContext } from '../domain/termView.js';
 import { sanitizeTextField, slugify } from '../domain/text.js';
 import { ApiError, invalidParam, invalidParams } from '../http/errors.js';
@@ -117,7 +118,7 @@ class TermService<T extends Taxonomy> {
       }
       const parentSlug = parentId ? this.terms.findById(parentId)!.slug : null;
       const slug = this.terms.uniqueSlug(this.taxonomy, state.lang, this.slugFrom(fields.slug, name), parentSlug);
-      return this.terms.insert({ taxonomy: this.taxonomy, name, slug, description: fields.description ?? '', parentId, lang: state.lang, translationOf });
+      return this.terms.insert({ taxonomy: this.taxonomy, name, slug, description: this.cleanDescription(fields.description ?? '', state), parentId, lang: state.lang, translationOf });
     });
     const record = this.terms.findById(id)!;
     return { body: this.wire(record, state, true), headers: { Location: `${state.restBase}/${TAXONOMY[this.taxonomy].route}/${id}` } };
@@ -143,7 +144,7 @@ class TermService<T extends Taxonomy> {
       this.terms.update(id, {
         name: fields.name !== undefined ? this.cleanName(fields.name) : term.name,
         slug,
-        description: fields.description ?? term.description,
+        description: fields.description !== undefined ? this.cleanDescription(fields.description, state) : term.description,
         parentId,
       });
     });
@@ -155,6 +156,10 @@ class TermService<T extends Taxonomy> {
     const body = this.wire(term, state, false);
     this.terms.transaction(() => this.terms.remove(term));
     return body;
+  }
+
+  private cleanDescription(description: string, state: RequestState): string {
+    return cleanHtml(description, 'content', hasCapabilities(state.user?.role ?? null, ['unfiltered_html']));
   }
 
   private refuseParentOnTags(raw: Record<string, unknown>): void {

@@ -4,7 +4,7 @@ import { OpenAPIBackend, type Context, type Document, type Operation } from 'ope
 import { hasCapabilities } from '../domain/capabilities.js';
 import { parseDateInput, parseZone } from '../domain/dates.js';
 import { FixedOffsetZone } from 'luxon';
-import { ApiError, forbidden, invalidParams, missingParams, noRoute } from './errors.js';
+import { ApiError, forbidden, invalidParam, invalidParams, missingParams, noRoute } from './errors.js';
 import { flattenAllOf, type SchemaNode } from './params.js';
 import { HTTP_METHODS, loadSpec, type HttpMethod } from './spec.js';
 import { prefixOf, type Lang, type RequestState } from './state.js';
@@ -25,7 +25,14 @@ export interface OperationMeta {
   /** Parameters whose only rule is their type: WordPress names the type when they fail. */
   typeOnly: Set<string>;
   capabilities: string[];
+  /** Path parameters that must name an existing record (`x-must-exist`): part of validation, as in the plugin. */
+  mustExist: { name: string; kind: RecordKind }[];
 }
+
+/** Kinds of record a parameter can be required to name (`x-must-exist` in the spec). */
+export type RecordKind = 'event' | 'venue' | 'organizer' | 'category' | 'tag';
+/** Whether a path parameter's value names an existing record of that kind, for the request's language. */
+export type RecordResolver = (kind: RecordKind, value: number | string, state: RequestState) => boolean;
 
 const RULE_KEYWORDS = ['format', 'minimum', 'maximum', 'minLength', 'maxLength', 'enum', 'pattern', 'minItems', 'maxItems', 'anyOf', 'oneOf'];
 function isTypeOnly(schema: SchemaNode | undefined): boolean {
@@ -55,7 +62,7 @@ export interface Backend {
   matchPath(path: string): string | null;
 }
 
-export async function createBackend(handlers: Handlers, options: { validateResponses: boolean }): Promise<Backend> {
+export async function createBackend(handlers: Handlers, options: { validateResponses: boolean; exists: RecordResolver }): Promise<Backend> {
   const api = new OpenAPIBackend({
     definition: structuredClone(loadSpec()) as unknown as Document,
     strict: true,
@@ -81,9 +88,6 @@ export async function createBackend(handlers: Handlers, options: { validateRespo
     methodNotAllowed: () => {
       throw noRoute();
     },
-    notImplemented: () => {
-      throw new ApiError(501, 'rest_not_implemented', 'This operation is not implemented yet.');
-    },
     validationFail: (c: Context) => {
       throw validationError(c.validation.errors ?? [], meta.get(c.operation.operationId!)!);
     },
@@ -98,6 +102,10 @@ export async function createBackend(handlers: Handlers, options: { validateRespo
         state.restBase = `${state.site}${state.linkPrefix}/wp-json/tribe/events/v1`;
       }
       const op = meta.get(c.operation.operationId!)!;
+      // WordPress validates these parameters (the record must exist) before it checks permissions.
+      const params = c.request.params as Record<string, number | string>;
+      const unknown = op.mustExist.filter((p) => !options.exists(p.kind, params[p.name]!, state)).map((p) => p.name);
+      if (unknown.length > 0) throw invalidParam(...unknown);
       if (!hasCapabilities(state.user?.role ?? null, op.capabilities)) throw forbidden(state.user !== null);
     },
     postResponseHandler: (c: Context, _state: RequestState, sink: ResponseSink) => {
@@ -174,6 +182,9 @@ function describeOperation(op: Operation): OperationMeta {
     order: [...pathParams.map((p) => p.name), ...queryParams.map((p) => p.name), ...Object.keys(body?.properties ?? {})],
     typeOnly,
     capabilities: ((op as unknown as Record<string, unknown>)['x-capabilities'] as string[] | undefined) ?? [],
+    mustExist: pathParams
+      .filter((p) => (p as Record<string, unknown>)['x-must-exist'])
+      .map((p) => ({ name: p.name, kind: (p as Record<string, unknown>)['x-must-exist'] as RecordKind })),
   };
 }
 

@@ -44,7 +44,7 @@ export class ContractChecker {
         throw new Error(`${where}: not a WordPress error body: ${JSON.stringify(body)}`);
       }
     }
-    if (status >= 500 && status !== 501) throw new Error(`${where}: server error ${JSON.stringify(body)}`);
+    if (status >= 500) throw new Error(`${where}: server error ${JSON.stringify(body)}`);
     const parsed = new URL(url);
     if (parsed.searchParams.has('_fields') || parsed.searchParams.has('_envelope') || method === 'HEAD') return;
     let path = parsed.pathname.replace(/^\/(de|fr)(?=\/)/, '').replace(/(.)\/+$/, '$1');

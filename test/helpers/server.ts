@@ -112,7 +112,9 @@ export function insertEvent(db: Db, opts: { title?: string; status?: string; ter
       .run({ status: opts.status ?? 'publish', slug: `fixture-${Math.random().toString(36).slice(2)}`, title, now, lang: opts.lang ?? 'en' }).lastInsertRowid,
   );
   db.prepare('UPDATE posts SET translation_group = id WHERE id = ?').run(id);
-  db.prepare(`INSERT INTO events (post_id, start_local, end_local, start_utc, end_utc, timezone) VALUES (?, '2027-01-01 10:00:00', '2027-01-01 12:00:00', '2027-01-01 10:00:00', '2027-01-01 12:00:00', 'UTC+0')`).run(id);
+  db.prepare(`INSERT INTO events (post_id, start_local, end_local, start_utc, end_utc, timezone, lang, status, date_utc)
+              VALUES (@id, '2027-01-01 10:00:00', '2027-01-01 12:00:00', '2027-01-01 10:00:00', '2027-01-01 12:00:00', 'UTC+0', @lang, @status, @now)`)
+    .run({ id, lang: opts.lang ?? 'en', status: opts.status ?? 'publish', now });
   for (const term of opts.terms ?? []) db.prepare('INSERT INTO event_terms (event_id, term_id) VALUES (?, ?)').run(id, term);
   return id;
 }

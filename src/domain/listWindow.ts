@@ -1,0 +1,60 @@
+import { DateTime, FixedOffsetZone } from 'luxon';
+import { parseDateInput, parseZone, toWire } from './dates.js';
+
+/** The six date parameters of the event list, with their comparison (reference behaviour.md §2.1). */
+export const DATE_BOUNDS = {
+  start_date: { column: 'start', op: '>=' },
+  end_date: { column: 'end', op: '<=' },
+  starts_before: { column: 'start', op: '<' },
+  starts_after: { column: 'start', op: '>' },
+  ends_before: { column: 'end', op: '<' },
+  ends_after: { column: 'end', op: '>' },
+} as const;
+export type DateParam = keyof typeof DATE_BOUNDS;
+const RELATIVE: DateParam[] = ['starts_before', 'starts_after', 'ends_before', 'ends_after'];
+
+export interface Bound {
+  param: DateParam;
+  column: 'start' | 'end';
+  op: '>=' | '<=' | '<' | '>';
+  /** Site-local wall-clock time, compared with each event's local start or end (event timezone mode). */
+  value: string;
+}
+
+/**
+ * The effective date bounds of an event list (behaviour.md §2, DESIGN §5 #1, #15):
+ * - defaults, when none of the four relative parameters is sent: from yesterday 00:00 to 24 months ahead 23:59:59,
+ *   in the site timezone, each default standing in only for a missing `start_date` / `end_date`;
+ * - whole days unless `strict`: a value becomes its UTC calendar day, 00:00:00 for `start_date` and 23:59:59 for
+ *   the others; in strict mode values keep their time, a date-time without offset being read as UTC;
+ * - `include` ignores every date parameter and the default window.
+ * Relative phrases are resolved against the clock in UTC. Returns bounds in the order of the parameters.
+ */
+export function listBounds(
+  query: Partial<Record<DateParam, string>>,
+  options: { strict: boolean; include: boolean; siteTimezone: string; now?: DateTime },
+): Bound[] {
+  if (options.include) return [];
+  const site = parseZone(options.siteTimezone) ?? FixedOffsetZone.utcInstance;
+  const now = (options.now ?? DateTime.utc()).setZone(site);
+  const values: Partial<Record<DateParam, string>> = {};
+  if (!RELATIVE.some((p) => query[p] !== undefined)) {
+    values.start_date = toWire(now.minus({ days: 1 }).startOf('day'));
+    values.end_date = toWire(now.plus({ months: 24 }).set({ hour: 23, minute: 59, second: 59, millisecond: 0 }));
+  }
+  for (const param of Object.keys(DATE_BOUNDS) as DateParam[]) {
+    const text = query[param];
+    if (text === undefined) continue;
+    const parsed = parseDateInput(text, FixedOffsetZone.utcInstance, DateTime.utc());
+    if (!parsed) continue; // the validator refused it already
+    if (options.strict) {
+      values[param] = toWire(parsed.value.setZone(site));
+    } else {
+      const day = parsed.value.toUTC().startOf('day');
+      values[param] = param === 'start_date' ? toWire(day) : toWire(day.set({ hour: 23, minute: 59, second: 59 }));
+    }
+  }
+  return (Object.keys(DATE_BOUNDS) as DateParam[])
+    .filter((p) => values[p] !== undefined)
+    .map((param) => ({ param, ...DATE_BOUNDS[param], value: values[param]! }));
+}

@@ -1,0 +1,188 @@
+import type { EventRecord, ListViewer, OrganizerRecord, PostStatus, VenueRecord } from '../db/posts.js';
+import type { Taxonomy } from '../db/terms.js';
+import { hasCapabilities } from '../domain/capabilities.js';
+import { parseZone, toWire } from '../domain/dates.js';
+import { listBounds, type DateParam } from '../domain/listWindow.js';
+import { CAPABILITY_TYPE } from '../domain/postRules.js';
+import { ApiError, invalidParams } from '../http/errors.js';
+import { isTruthy } from '../http/params.js';
+import type { Handlers } from '../http/operation.js';
+import type { RequestState } from '../http/state.js';
+import { PostService, type PostDeps } from './posts.js';
+
+const MAX_PER_PAGE = 50;
+const ANY: PostStatus[] = ['publish', 'future', 'draft', 'pending', 'private'];
+
+type Pairs = [string, unknown][];
+type OperationParams = { name: string; in: string }[];
+
+/** `name=value` with each value (or list item) URI-encoded; lists comma-joined. */
+function queryString(pairs: Pairs): string {
+  return pairs.map(([name, value]) => `${name}=${Array.isArray(value) ? value.map((v) => encodeURIComponent(String(v))).join(',') : encodeURIComponent(String(value))}`).join('&');
+}
+
+/**
+ * The envelope of a post list (reference resources.md §6.1, DESIGN §5 #4): `rest_url` is the list base with
+ * `page` first and then the effective query; next/previous drop `page` and append it last (none for page 1).
+ */
+function envelope(key: string, items: unknown[], total: number, page: number, perPage: number, base: string, pairs: Pairs) {
+  const totalPages = Math.ceil(total / perPage);
+  const rest = queryString(pairs);
+  const at = (n: number | null) => `${base}?${[rest, n === null ? '' : `page=${n}`].filter(Boolean).join('&')}`;
+  const body: Record<string, unknown> = { [key]: items, rest_url: `${base}?${queryString([['page', page], ...pairs])}` };
+  if (page < totalPages) body.next_rest_url = at(page + 1);
+  if (page > 1 && page - 1 <= totalPages) body.previous_rest_url = at(page - 1 > 1 ? page - 1 : null);
+  body.total = total;
+  body.total_pages = totalPages;
+  return { body, headers: { 'X-TEC-Total': String(total), 'X-TEC-TotalPages': String(totalPages) } };
+}
+
+/** The plugin's parameters first (effective values), then every other parameter the request sent, in spec order. */
+function withSent(pairs: Pairs, sent: ReadonlySet<string>, query: Record<string, unknown>, declared: OperationParams): Pairs {
+  const done = new Set(['page', 'password', 'xlate_language', 'wpml_language', ...pairs.map(([n]) => n)]);
+  const rest = declared.filter((p) => p.in === 'query' && sent.has(p.name) && !done.has(p.name) && query[p.name] !== undefined).map((p): [string, unknown] => [p.name, query[p.name]]);
+  return [...pairs, ...rest];
+}
+
+/** Statuses a caller may list and who they may see (behaviour.md §5.1, DESIGN §5 #8). */
+function visibility(state: RequestState, capType: string, requested: string[] | undefined): { statuses: PostStatus[]; viewer: ListViewer; shown: string } | null {
+  const role = state.user?.role ?? null;
+  const mayEdit = hasCapabilities(role, [`edit_${capType}`]);
+  if (!mayEdit || !state.user) {
+    if (requested && !(requested.length === 1 && requested[0] === 'publish')) return null;
+    return { statuses: ['publish'], viewer: { kind: 'public' }, shown: 'publish' };
+  }
+  const statuses = requested ? [...new Set(requested.flatMap((s) => (s === 'any' ? ANY : [s as PostStatus])))] : ANY;
+  return {
+    statuses,
+    viewer: { kind: 'user', userId: state.user.id, seeOthers: hasCapabilities(role, [`edit_others_${capType}`]) },
+    shown: requested ? requested.join(',') : 'any',
+  };
+}
+
+/** Event search as WordPress splits it: words, `"quoted phrases"`, and `-word` to exclude. */
+function searchTerms(search: string): { include: string[]; exclude: string[] } {
+  const include: string[] = [];
+  const exclude: string[] = [];
+  for (const m of search.matchAll(/"([^"]*)"|(\S+)/g)) {
+    const term = (m[1] ?? m[2] ?? '').trim();
+    if (!term) continue;
+    if (m[2] && term.startsWith('-') && term.length > 1) exclude.push(term.slice(1));
+    else include.push(term);
+  }
+  return { include, exclude };
+}
+
+interface EventListParams {
+  page?: number; per_page?: number; search?: string; categories?: (number | string)[]; tags?: (number | string)[];
+  venue?: number[]; organizer?: number[]; featured?: boolean; status?: string[]; geoloc?: boolean; geoloc_lat?: number;
+  geoloc_lng?: number; include?: number[]; post_parent?: number; ticketed?: boolean; strict_dates?: string; password?: string;
+  start_date?: string; end_date?: string; starts_before?: string; starts_after?: string; ends_before?: string; ends_after?: string;
+}
+
+interface LinkedListParams {
+  page?: number; per_page?: number; search?: string; event?: number; has_events?: string; only_with_upcoming?: string; status?: string[]; password?: string;
+}
+
+export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'listVenues' | 'listOrganizers'> {
+  /** Term ids of a filter (ids, slugs or names in the request's language); categories include their descendants. */
+  const termFilter = (taxonomy: Taxonomy, refs: (number | string)[] | undefined, state: RequestState): number[] | null | undefined => {
+    if (!refs) return undefined;
+    const ids: number[] = [];
+    for (const ref of refs) {
+      const id = typeof ref === 'number' ? deps.terms.resolve(taxonomy, state.lang, ref) : deps.terms.findBySlugOrName(taxonomy, state.lang, ref);
+      if (id === null) return null;
+      ids.push(id);
+    }
+    return taxonomy === 'category' ? deps.terms.withDescendants(ids) : ids;
+  };
+  /** Venue or organizer ids of a filter, each with its translations; null when one is not of that type. */
+  const linkedFilter = (type: 'venue' | 'organizer', ids: number[] | undefined): number[] | null | undefined => {
+    if (!ids) return undefined;
+    const found = deps.posts.findMany(type, ids);
+    if (found.size !== new Set(ids).size) return null;
+    const groups = deps.posts.translations(type, [...found.values()].map((r) => r.translationGroup));
+    return [...new Set([...ids, ...[...groups.values()].flatMap((g) => Object.values(g))])];
+  };
+
+  return {
+    listEvents: (c, state) => {
+      const q = c.request.query as EventListParams;
+      const page = q.page ?? 1;
+      const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
+      const problems: Record<string, string> = {};
+      const seen = visibility(state, CAPABILITY_TYPE.event, q.status);
+      if (!seen) problems.status = 'Invalid parameter.';
+      const categoryIds = termFilter('category', q.categories, state);
+      if (categoryIds === null) problems.categories = 'Invalid parameter.';
+      const tagIds = termFilter('tag', q.tags, state);
+      if (tagIds === null) problems.tags = 'Invalid parameter.';
+      const venueIds = linkedFilter('venue', q.venue);
+      if (venueIds === null) problems.venue = 'Invalid parameter.';
+      const organizerIds = linkedFilter('organizer', q.organizer);
+      if (organizerIds === null) problems.organizer = 'Invalid parameter.';
+      if (q.post_parent !== undefined && deps.posts.typeOf(q.post_parent) !== 'event') problems.post_parent = 'Invalid parameter.';
+      if (Object.keys(problems).length > 0) throw invalidParams(problems);
+
+      const s = new PostService(deps, state);
+      const bounds = listBounds(q, { strict: isTruthy(q.strict_dates), include: q.include !== undefined, siteTimezone: deps.config.siteTimezone, now: s.now });
+      let geo: { lat: number; lng: number; radiusKm: number } | 'any' | undefined;
+      if (q.geoloc) {
+        if (q.geoloc_lat !== undefined && q.geoloc_lng !== undefined) geo = { lat: q.geoloc_lat, lng: q.geoloc_lng, radiusKm: deps.config.geofenceKm };
+        else if (q.geoloc_lat !== undefined || q.geoloc_lng !== undefined) geo = 'any';
+      }
+      const { ids, total } = deps.posts.listEvents({
+        lang: state.lang, nowUtc: s.nowUtc, statuses: seen!.statuses, viewer: seen!.viewer, bounds,
+        search: q.search !== undefined ? searchTerms(q.search) : undefined,
+        categoryIds: categoryIds ?? undefined, tagIds: tagIds ?? undefined, venueIds: venueIds ?? undefined, organizerIds: organizerIds ?? undefined,
+        featured: q.featured, ticketed: q.ticketed, parentId: q.post_parent, include: q.include, geo,
+        limit: perPage, offset: (page - 1) * perPage,
+      });
+      if (page > 1 && ids.length === 0) throw new ApiError(404, 'event-archive-page-not-found', 'The requested event archive page does not exist');
+      const records = deps.posts.findMany('event', ids);
+      const events = s.view(ids.map((id) => records.get(id)!).filter(Boolean) as EventRecord[], { single: false, password: q.password });
+
+      const bound = (p: DateParam) => bounds.find((b) => b.param === p)?.value;
+      const pairs: Pairs = [
+        ['per_page', perPage], ['start_date', bound('start_date')], ['end_date', bound('end_date')], ['search', q.search],
+        ['geoloc', q.geoloc ? 1 : undefined], ['geoloc_lat', q.geoloc_lat], ['geoloc_lng', q.geoloc_lng], ['status', seen!.shown],
+        ['post_parent', q.post_parent], ['include', q.include], ['starts_before', bound('starts_before')], ['starts_after', bound('starts_after')],
+        ['ends_before', bound('ends_before')], ['ends_after', bound('ends_after')], ['ticketed', q.ticketed ? 1 : undefined],
+        ['venue', q.venue], ['organizer', q.organizer], ['featured', q.featured ? 1 : undefined],
+      ].filter(([, v]) => v !== undefined) as Pairs;
+      const all = withSent(pairs, state.sent, q as Record<string, unknown>, c.operation.parameters as OperationParams);
+      const { body, headers } = envelope('events', events, total, page, perPage, `${state.restBase}/events/`, all);
+      return { status: 200, body: body as never, headers };
+    },
+    listVenues: (c, state) => linkedList('venue', c.request.query as LinkedListParams, c.operation.parameters as OperationParams, state),
+    listOrganizers: (c, state) => linkedList('organizer', c.request.query as LinkedListParams, c.operation.parameters as OperationParams, state),
+  };
+
+  function linkedList(type: 'venue' | 'organizer', q: LinkedListParams, declared: OperationParams, state: RequestState) {
+    const page = q.page ?? 1;
+    const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
+    const problems: Record<string, string> = {};
+    const seen = visibility(state, CAPABILITY_TYPE[type], q.status);
+    if (!seen) problems.status = 'Invalid parameter.';
+    if (q.event !== undefined && deps.posts.typeOf(q.event) !== 'event') problems.event = 'Invalid parameter.';
+    if (Object.keys(problems).length > 0) throw invalidParams(problems);
+
+    const s = new PostService(deps, state);
+    const eventSeen = visibility(state, CAPABILITY_TYPE.event, undefined)!;
+    const { ids, total } = deps.posts.listLinked({
+      type, lang: state.lang, nowUtc: s.nowUtc, nowLocal: toWire(s.now.setZone(parseZone(deps.config.siteTimezone)!)),
+      statuses: seen!.statuses, viewer: seen!.viewer, eventViewer: eventSeen.viewer,
+      words: q.search?.split(/[^\p{L}\p{N}-]+/u).filter(Boolean),
+      eventId: q.event,
+      hasEvents: q.has_events !== undefined ? isTruthy(q.has_events) : undefined,
+      onlyWithUpcoming: q.only_with_upcoming !== undefined && isTruthy(q.only_with_upcoming),
+      limit: perPage, offset: (page - 1) * perPage,
+    });
+    if (page > 1 && ids.length === 0) throw new ApiError(404, `${type}-archive-page-not-found`, `The requested ${type} archive page does not exist`);
+    const records = deps.posts.findMany(type, ids);
+    const items = s.view(ids.map((id) => records.get(id)!).filter(Boolean) as (VenueRecord | OrganizerRecord)[], { single: false, password: q.password });
+    const pairs = ([['per_page', perPage], ['event', q.event], ['has_events', q.has_events], ['status', seen!.shown]] as Pairs).filter(([, v]) => v !== undefined);
+    const { body, headers } = envelope(`${type}s`, items, total, page, perPage, `${state.restBase}/${type}s/`, withSent(pairs, state.sent, q as Record<string, unknown>, declared));
+    return { status: 200 as const, body: body as never, headers };
+  }
+}
