@@ -2,6 +2,9 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from './config.js';
 import { openDatabase, type Db } from './db/connection.js';
 import { migrate } from './db/migrate.js';
+import { PostsRepository } from './db/posts.js';
+import { seed } from './db/seed.js';
+import { TermsRepository } from './db/terms.js';
 import { UsersRepository, type User } from './db/users.js';
 import { isRole, ROLES, type Role } from './domain/capabilities.js';
 import { addGeneratedPassword } from './domain/passwords.js';
@@ -18,6 +21,8 @@ const USAGE = `usage: almanac <command>
   app-password add <login> [--name N]     create an application password and print it (shown once)
   app-password list <login>               list a user's application passwords
   app-password revoke <login> <uuid>      revoke an application password
+  seed --events N [--seed S]              fill the database with N realistic events (40 a day) and their venues,
+                                          organizers, categories and tags
 
 The database is ALMANAC_DB (default ./data/almanac.sqlite).`;
 
@@ -51,7 +56,10 @@ export async function run(argv: string[], out: (line: string) => void = console.
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { role: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, reassign: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      role: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, reassign: { type: 'string' },
+      events: { type: 'string' }, seed: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+    },
   });
   const [command, sub, ...rest] = positionals;
   if (values.help || !command) {
@@ -120,6 +128,21 @@ export async function run(argv: string[], out: (line: string) => void = console.
         if (!rest[1]) throw new UsageError('the uuid of the password is required (see app-password list)');
         if (!users.revokePassword(user.id, rest[1])) throw new UsageError(`${user.login} has no application password ${rest[1]}`);
         out(`revoked ${rest[1]}`);
+        return;
+      }
+      case 'seed': {
+        const count = Number(values.events ?? 'x');
+        if (!Number.isSafeInteger(count) || count < 1 || count > 50_000_000) throw new UsageError('--events N (a whole number from 1 to 50,000,000) is required');
+        const seedValue = values.seed === undefined ? 42 : Number(values.seed);
+        if (!Number.isSafeInteger(seedValue)) throw new UsageError('--seed must be a whole number');
+        const progress = (done: number, total: number) => {
+          const width = 30;
+          const filled = Math.round((done / total) * width);
+          process.stderr.write(`\rseeding events [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
+          if (done === total) process.stderr.write('\n');
+        };
+        const result = seed(db, { posts: new PostsRepository(db), terms: new TermsRepository(db), users }, { events: count, seed: seedValue, onProgress: progress });
+        out(`seeded ${result.events} events, ${result.venues} venues, ${result.organizers} organizers, ${result.categories} categories, ${result.tags} tags in ${result.seconds.toFixed(1)} s (${Math.round(result.events / result.seconds)} events/s)`);
         return;
       }
       default:

@@ -254,9 +254,10 @@ export class PostsRepository {
       termsOf: db.prepare<{ ids: string }, { event_id: number; term_id: number }>(
         'SELECT event_id, term_id FROM event_terms WHERE event_id IN (SELECT value FROM json_each(@ids))',
       ),
-      insertPost: db.prepare(`INSERT INTO posts (${POST_COLUMNS.join(', ')}, translation_group) VALUES (${POST_COLUMNS.map((c) => '@' + c).join(', ')}, 0)`),
+      // AUTOINCREMENT: the new id is the sequence + 1, so a record starting its own translation group names it at once
+      insertPost: db.prepare(`INSERT INTO posts (${POST_COLUMNS.join(', ')}, translation_group) VALUES (${POST_COLUMNS.map((c) => '@' + c).join(', ')},
+        COALESCE(@translation_group, (SELECT seq FROM sqlite_sequence WHERE name = 'posts'), 0) + (@translation_group IS NULL))`),
       updatePost: db.prepare(`UPDATE posts SET ${POST_COLUMNS.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`),
-      setGroup: db.prepare('UPDATE posts SET translation_group = @group WHERE id = @id'),
       insertDetails: { event: insertDetails('event'), venue: insertDetails('venue'), organizer: insertDetails('organizer') },
       updateDetails: { event: updateDetails('event'), venue: updateDetails('venue'), organizer: updateDetails('organizer') },
       clearOrganizers: db.prepare('DELETE FROM event_organizers WHERE event_id = ?'),
@@ -345,11 +346,13 @@ export class PostsRepository {
 
   /** Inserts a record with its details and links; run inside `transaction`. Returns the new id. */
   insert<T extends PostType>(record: NewRecord<T>): number {
-    const id = Number(this.stmts.insertPost.run(baseToRow(record)).lastInsertRowid);
-    const group = record.translationOf === null ? id : this.findById(record.translationOf)!.translationGroup;
-    this.stmts.setGroup.run({ id, group });
-    this.stmts.insertDetails[record.type].run({ id, ...this.detailsRow(record) });
-    if (record.type === 'event') this.writeLinks(id, record as unknown as EventRecord);
+    const row = baseToRow(record);
+    row.translation_group = record.translationOf === null ? null : this.findById(record.translationOf)!.translationGroup;
+    const id = Number(this.stmts.insertPost.run(row).lastInsertRowid);
+    const details = this.detailsRow(record);
+    details.id = id;
+    this.stmts.insertDetails[record.type].run(details);
+    if (record.type === 'event') this.writeLinks(id, record as unknown as EventRecord, true);
     return id;
   }
 
@@ -485,10 +488,12 @@ export class PostsRepository {
     return organizerToRow(record as OrganizerRecord);
   }
 
-  private writeLinks(id: number, event: Pick<EventRecord, 'organizerIds' | 'termIds'>): void {
-    this.stmts.clearOrganizers.run(id);
+  private writeLinks(id: number, event: Pick<EventRecord, 'organizerIds' | 'termIds'>, fresh = false): void {
+    if (!fresh) {
+      this.stmts.clearOrganizers.run(id);
+      this.stmts.clearTerms.run(id);
+    }
     event.organizerIds.forEach((organizer, position) => this.stmts.addOrganizer.run(id, organizer, position));
-    this.stmts.clearTerms.run(id);
     for (const term of event.termIds) this.stmts.addTerm.run(id, term);
   }
 }

@@ -13,3 +13,9 @@ UPDATE events SET
 
 -- Index order = list order (start, then publication date, then id), so a page is read straight off the index.
 CREATE INDEX events_listing ON events (lang, hide_from_listings, start_local, date_utc, end_local, status, author_id);
+
+-- The listing index supersedes these; the venue/organizer list index need not carry every event.
+DROP INDEX events_by_start;
+DROP INDEX events_by_end;
+DROP INDEX posts_by_type_date;
+CREATE INDEX posts_linked_listing ON posts (type, lang, status, date_utc, id) WHERE type <> 'event';
