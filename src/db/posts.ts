@@ -453,8 +453,9 @@ export class PostsRepository {
   }
 
   private linkedListSql(q: LinkedListQuery): ListSql {
-    const params: Record<string, unknown> = { type: q.type, lang: q.lang, now: q.nowUtc };
-    const where = ['p.type = @type', 'p.lang = @lang', statusSql('p', q.statuses, params), viewerSql('p', q.viewer, params)];
+    const params: Record<string, unknown> = { lang: q.lang, now: q.nowUtc };
+    // the type as a literal, so SQLite can use the partial index of venue and organizer posts
+    const where = [`p.type = '${q.type === 'venue' ? 'venue' : 'organizer'}'`, 'p.lang = @lang', statusSql('p', q.statuses, params), viewerSql('p', q.viewer, params)];
     const detail = q.type === 'venue' ? 'venues' : 'organizers';
     if (q.words && q.words.length > 0) {
       const fields = q.type === 'venue'
