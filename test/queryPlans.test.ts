@@ -24,7 +24,7 @@ beforeAll(() => {
   migrate(db);
   posts = new PostsRepository(db);
   terms = new TermsRepository(db);
-  seed(db, { posts, terms, users: new UsersRepository(db) }, { events: 4000 });
+  seed(db, { posts, terms, users: new UsersRepository(db) }, { events: 20_000 }); // plans are chosen by size: test a realistic one
   db.exec('ANALYZE');
 });
 afterAll(() => {

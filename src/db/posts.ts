@@ -261,7 +261,7 @@ export class PostsRepository {
       insertDetails: { event: insertDetails('event'), venue: insertDetails('venue'), organizer: insertDetails('organizer') },
       updateDetails: { event: updateDetails('event'), venue: updateDetails('venue'), organizer: updateDetails('organizer') },
       clearOrganizers: db.prepare('DELETE FROM event_organizers WHERE event_id = ?'),
-      addOrganizer: db.prepare('INSERT INTO event_organizers (event_id, organizer_id, position) VALUES (?, ?, ?)'),
+      addOrganizer: db.prepare('INSERT INTO event_organizers (event_id, organizer_id, position, start_local) VALUES (?, ?, ?, ?)'),
       clearTerms: db.prepare('DELETE FROM event_terms WHERE event_id = ?'),
       addTerm: db.prepare('INSERT OR IGNORE INTO event_terms (event_id, term_id) VALUES (?, ?)'),
       unlinkVenue: db.prepare('UPDATE events SET venue_id = NULL WHERE venue_id = ?'),
@@ -389,6 +389,9 @@ export class PostsRepository {
     q.bounds.forEach((b, i) => {
       params[`b${i}`] = b.value;
       where.push(`e.${b.column}_local ${b.op} @b${i}`);
+      // every event ends at or after its start, so an upper bound on the end bounds the start too: the index range
+      // on start then closes, and a list costs its window, not the rest of the calendar
+      if (b.column === 'end' && (b.op === '<=' || b.op === '<')) where.push(`e.start_local ${b.op} @b${i}`);
     });
     if (q.search) {
       const clauses: string[] = [];
@@ -465,19 +468,20 @@ export class PostsRepository {
       const all = (field: string) => `(${q.words!.map((_, i) => `${field} LIKE @w${i} ESCAPE '\\'`).join(' AND ')})`;
       where.push(`(${fields.map(all).join(' OR ')})`);
     }
-    const linkedEvents = q.type === 'venue'
-      ? 'SELECT e.* FROM events e WHERE e.venue_id = p.id'
-      : 'SELECT e.* FROM event_organizers eo JOIN events e ON e.post_id = eo.event_id WHERE eo.organizer_id = p.id';
+    // events linked to the record; `since` narrows to those starting then or later, through the linked indexes
+    const linkedEvents = (since: string | null) => q.type === 'venue'
+      ? `SELECT 1 FROM events e WHERE e.venue_id = p.id${since ? ` AND e.start_local >= ${since}` : ''}`
+      : `SELECT 1 FROM event_organizers eo CROSS JOIN events e ON e.post_id = eo.event_id WHERE eo.organizer_id = p.id${since ? ` AND eo.start_local >= ${since}` : ''}`;
     if (q.eventId !== undefined) {
       params.event = q.eventId;
       where.push(q.type === 'venue' ? 'p.id = (SELECT venue_id FROM events WHERE post_id = @event)' : 'p.id IN (SELECT organizer_id FROM event_organizers WHERE event_id = @event)');
     }
     if (q.hasEvents !== undefined) {
-      where.push(`${q.hasEvents ? '' : 'NOT '}EXISTS (${linkedEvents} AND e.status NOT IN ('draft', 'pending'))`);
+      where.push(`${q.hasEvents ? '' : 'NOT '}EXISTS (${linkedEvents(null)} AND e.status NOT IN ('draft', 'pending'))`);
     }
     if (q.onlyWithUpcoming) {
       params.nowLocal = q.nowLocal;
-      where.push(`EXISTS (${linkedEvents} AND e.start_local >= @nowLocal AND e.hide_from_listings = 0 AND e.status <> 'trash' AND ${viewerSql('e', q.eventViewer, params, 'e')})`);
+      where.push(`EXISTS (${linkedEvents('@nowLocal')} AND e.hide_from_listings = 0 AND e.status <> 'trash' AND ${viewerSql('e', q.eventViewer, params, 'e')})`);
     }
     const filter = `FROM posts p JOIN ${detail} d ON d.post_id = p.id WHERE ${where.join(' AND ')}`;
     return { page: `SELECT p.id ${filter} ORDER BY p.date_utc DESC, p.id DESC LIMIT @limit OFFSET @offset`, count: `SELECT COUNT(*) AS total ${filter}`, params };
@@ -489,12 +493,12 @@ export class PostsRepository {
     return organizerToRow(record as OrganizerRecord);
   }
 
-  private writeLinks(id: number, event: Pick<EventRecord, 'organizerIds' | 'termIds'>, fresh = false): void {
+  private writeLinks(id: number, event: Pick<EventRecord, 'organizerIds' | 'termIds' | 'startLocal'>, fresh = false): void {
     if (!fresh) {
       this.stmts.clearOrganizers.run(id);
       this.stmts.clearTerms.run(id);
     }
-    event.organizerIds.forEach((organizer, position) => this.stmts.addOrganizer.run(id, organizer, position));
+    event.organizerIds.forEach((organizer, position) => this.stmts.addOrganizer.run(id, organizer, position, event.startLocal));
     for (const term of event.termIds) this.stmts.addTerm.run(id, term);
   }
 }

@@ -8,6 +8,8 @@ import { slugify } from '../domain/text.js';
 
 /** Events per day of calendar: N events span N / 40 days, so the size of a data set does not change its density. */
 export const EVENTS_PER_DAY = 40;
+/** Venues, and organizers, in a seeded calendar. */
+export const LINKED_RECORDS = 200;
 /** A word found in about 0.5 % of seeded descriptions, for search benchmarks. */
 export const RARE_WORD = 'zephyrine';
 
@@ -82,8 +84,10 @@ export function seed(db: Db, repos: { posts: PostsRepository; terms: TermsReposi
     globalIdLineage: [], translationOf: null,
   });
 
-  const venueCount = Math.max(10, Math.ceil(options.events / 250));
-  const organizerCount = Math.max(10, Math.ceil(options.events / 250));
+  // A city has as many halls and organisers whatever the span of its calendar: constant density means a constant
+  // number of venues and organizers, each with more events as the calendar grows.
+  const venueCount = LINKED_RECORDS;
+  const organizerCount = LINKED_RECORDS;
   const taken = (type: 'event' | 'venue' | 'organizer', wanted: string) => {
     let slug = wanted;
     for (let n = 2; repos.posts.slugOwner(type, 'en', slug) !== null; n++) slug = `${wanted}-${n}`;

@@ -18,11 +18,3 @@ export class StatementCache {
     return stmt as Statement<unknown[], Row>;
   }
 }
-
-/**
- * SQL condition for "published" posts of alias `p`: `publish`, or `future` whose date has come (a scheduled record
- * counts as published from its date on, with no scheduler). Needs an `@now` parameter (UTC wire time).
- */
-export function publishedCondition(p: string): string {
-  return `(${p}.status = 'publish' OR (${p}.status = 'future' AND ${p}.date_utc <= @now))`;
-}

@@ -1,6 +1,6 @@
 import type { Lang } from '../http/state.js';
 import type { Db } from './connection.js';
-import { StatementCache, publishedCondition } from './sql.js';
+import { StatementCache } from './sql.js';
 
 export type Taxonomy = 'category' | 'tag';
 
@@ -48,7 +48,10 @@ export interface TermInput {
 
 interface TermRow { id: number; taxonomy: string; name: string; slug: string; description: string; parent_id: number | null; lang: string; translation_group: number; count: number }
 
-const COUNT = `(SELECT COUNT(*) FROM event_terms et JOIN posts p ON p.id = et.event_id WHERE et.term_id = t.id AND ${publishedCondition('p')})`;
+/** Published events of a term: the stored count (migration 0003) less scheduled events whose date has not come. */
+// CROSS JOIN fixes the order: from the few scheduled events (partial index events_scheduled) to their links.
+const COUNT = `(t.event_count - (SELECT COUNT(*) FROM events e CROSS JOIN event_terms et ON et.event_id = e.post_id AND et.term_id = t.id
+  WHERE e.status = 'future' AND e.date_utc > @now))`;
 
 const toTerm = (r: TermRow): TermRecord => ({
   id: r.id, taxonomy: r.taxonomy as Taxonomy, name: r.name, slug: r.slug, description: r.description,
