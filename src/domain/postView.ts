@@ -1,7 +1,7 @@
 import type { components } from '../../generated/api.js';
 import type { MediaRepository } from '../db/media.js';
 import type { EventRecord, OrganizerRecord, PostRecord, PostsRepository, PostType, VenueRecord } from '../db/posts.js';
-import type { TermsRepository } from '../db/terms.js';
+import type { TermRecord, TermsRepository } from '../db/terms.js';
 import type { Lang, RequestState } from '../http/state.js';
 import { costValues, formatCost } from './cost.js';
 import { fromUtcWire, isoWithOffset, timezoneAbbreviation } from './eventTimes.js';
@@ -83,7 +83,7 @@ export class PostView {
   events(records: EventRecord[], options: ViewOptions): Schemas['Event'][] {
     const venues = this.localised('venue', records.map((e) => e.venueId).filter(Boolean));
     const organizers = this.localised('organizer', records.flatMap((e) => e.organizerIds));
-    const terms = new Map(this.repos.terms.findMany(records.flatMap((e) => e.termIds)).map((t) => [t.id, t]));
+    const terms = this.localisedTerms(records.flatMap((e) => e.termIds));
     const linked = [...venues.values(), ...organizers.values()];
     const translations = this.translations([...records, ...linked]);
     const images = this.images([...records, ...linked]);
@@ -263,6 +263,26 @@ export class PostView {
     for (const [id, other] of wanted) {
       const record = translated.get(other);
       if (record) found.set(id, record);
+    }
+    return found;
+  }
+
+  /** Terms by id, each replaced by its translation in the request's language when one exists. */
+  private localisedTerms(ids: number[]): Map<number, TermRecord> {
+    const found = new Map(this.repos.terms.findMany(ids).map((t) => [t.id, t]));
+    const wanted = new Map<number, number>();
+    for (const taxonomy of ['category', 'tag'] as const) {
+      const own = [...found.values()].filter((t) => t.taxonomy === taxonomy);
+      const groups = this.repos.terms.translations(taxonomy, own.map((t) => t.translationGroup));
+      for (const term of own) {
+        const translated = groups.get(term.translationGroup)?.[this.state.lang];
+        if (translated !== undefined && translated !== term.id) wanted.set(term.id, translated);
+      }
+    }
+    const translated = new Map(this.repos.terms.findMany([...wanted.values()]).map((t) => [t.id, t]));
+    for (const [id, other] of wanted) {
+      const term = translated.get(other);
+      if (term) found.set(id, term);
     }
     return found;
   }
