@@ -217,8 +217,7 @@ describe('password-protected organizers', () => {
 });
 
 describe('password-protected organizers: unlocking', () => {
-  // Server bug: DESIGN §5 #25 and behaviour.md §11 — the request's `password` unlocks a protected record on GET by id
-  // and by slug (the spec's OrganizerFields.password says so too); the organizer routes ignore it and always blank.
+  // DESIGN §5 #25 and behaviour.md §11: the request's `password` unlocks a protected organizer on GET by id and by slug.
   it('GET by slug with the right password answers the organizer unblanked', async () => {
     const made = await create({ organizer: unique('Unlockable org'), phone: '42', password: 'right' });
     const r = await s.raw('GET', `${NS}/organizers/by-slug/${made.body.slug}?password=right`);
@@ -304,7 +303,7 @@ describe('trashing organizers', () => {
     expect((await get(id)).status).toBe(403);
   });
 
-  // Server bug: the generic delete_tribe_organizers capability is checked before the id is validated (routes.md §0.3, §2.13, §2.16).
+  // The id is validated (it must name an existing organizer) before permissions are checked (routes.md §0.3, §2.13, §2.16).
   it('validates the id before permissions: an anonymous DELETE of an unknown organizer is 400', async () => {
     const r = await remove(999999);
     expect(r.body).toEqual({ code: 'rest_invalid_param', message: 'Invalid parameter(s): id', data: { status: 400, params: { id: 'Invalid parameter.' }, details: [] } });

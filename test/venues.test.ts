@@ -291,8 +291,7 @@ describe('password-protected venues', () => {
 });
 
 describe('password-protected venues: unlocking', () => {
-  // Server bug: DESIGN §5 #25 and behaviour.md §11 — the request's `password` unlocks a protected record on GET by id
-  // and by slug (the spec's VenueFields.password says so too); the venue routes ignore it and always blank.
+  // DESIGN §5 #25 and behaviour.md §11: the request's `password` unlocks a protected venue on GET by id and by slug.
   it('GET by id with the right password answers the venue unblanked', async () => {
     const made = await create({ venue: unique('Unlockable hall'), city: 'Paris', password: 'right' });
     const r = await s.raw('GET', `${NS}/venues/${made.body.id}?password=right`);
@@ -310,7 +309,7 @@ describe('password-protected venues: unlocking', () => {
 });
 
 describe('HTML in venue writes', () => {
-  // Server gap: DESIGN §5 #13 — stored HTML is sanitised for roles without unfiltered_html (README admits "not yet").
+  // DESIGN §5 #13: stored HTML is sanitised for roles without unfiltered_html.
   it('a contributor\'s script tags do not survive in the description', async () => {
     const r = await create({ venue: unique('Scripted hall'), description: 'Hi <script>alert(1)</script>' }, contributor);
     expect(r.status).toBe(201);
@@ -454,7 +453,7 @@ describe('trashing venues', () => {
     expect((await s.raw('DELETE', `${NS}/venues/by-slug/${made.body.slug}__trashed`, { as: s.admin })).status).toBe(410);
   });
 
-  // Server bug: the generic delete_tribe_venues capability is checked before the id is validated (routes.md §0.3, §2.13).
+  // The id is validated (it must name an existing venue) before permissions are checked (routes.md §0.3, §2.13).
   it('validates the id before permissions: an anonymous DELETE of an unknown venue is 400', async () => {
     const r = await remove(999999);
     expect(r.body).toEqual({ code: 'rest_invalid_param', message: 'Invalid parameter(s): id', data: { status: 400, params: { id: 'Invalid parameter.' }, details: [] } });

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { foldForSearch } from '../domain/text.js';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -16,5 +17,7 @@ export function openDatabase(path: string): Db {
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
+  // search folds text the same way in SQL (migrations, venue and organizer search) and in JavaScript
+  db.function('almanac_fold', { deterministic: true }, (text: unknown) => (typeof text === 'string' ? foldForSearch(text) : text));
   return db;
 }

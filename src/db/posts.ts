@@ -1,4 +1,5 @@
 import type { Lang } from '../http/state.js';
+import { foldForSearch } from '../domain/text.js';
 import type { Db } from './connection.js';
 import { StatementCache } from './sql.js';
 
@@ -126,7 +127,7 @@ export interface LinkedListQuery {
 
 type ListSql = { page: string; count: string; params: Record<string, unknown> };
 
-const like = (word: string) => `%${word.replace(/[\\%_]/g, (c) => '\\' + c)}%`;
+const like = (word: string) => `%${foldForSearch(word).replace(/[\\%_]/g, (c) => '\\' + c)}%`;
 
 /** SQL for "status in S" over a table alias carrying `status` and `date_utc`; `publish` covers due scheduled records. */
 function statusSql(alias: string, statuses: PostStatus[], params: Record<string, unknown>): string {
@@ -172,6 +173,8 @@ function baseToRow(p: Omit<PostBase, 'id' | 'translationGroup'>): Row {
     content: p.content, excerpt: p.excerpt, password: p.password, date_local: p.dateLocal, date_utc: p.dateUtc,
     modified_local: p.modifiedLocal, modified_utc: p.modifiedUtc, lang: p.lang, parent_id: p.parentId || null,
     image_id: p.imageId || null, global_id_lineage: JSON.stringify(p.globalIdLineage),
+    // what event search reads (migration 0005): the three searched fields, folded
+    search_text: p.type === 'event' ? foldForSearch(`${p.title}\u001f${p.excerpt}\u001f${p.content}`) : '',
   };
 }
 
@@ -222,7 +225,7 @@ function organizerToRow(o: Omit<OrganizerRecord, 'id' | 'translationGroup'>): Ro
 }
 
 const DETAIL_TABLE: Record<PostType, string> = { event: 'events', venue: 'venues', organizer: 'organizers' };
-const POST_COLUMNS = ['type', 'author_id', 'status', 'status_before_trash', 'slug', 'title', 'content', 'excerpt', 'password', 'date_local', 'date_utc', 'modified_local', 'modified_utc', 'lang', 'parent_id', 'image_id', 'global_id_lineage'];
+const POST_COLUMNS = ['type', 'author_id', 'status', 'status_before_trash', 'slug', 'title', 'content', 'excerpt', 'password', 'date_local', 'date_utc', 'modified_local', 'modified_utc', 'lang', 'parent_id', 'image_id', 'global_id_lineage', 'search_text'];
 const DETAIL_COLUMNS: Record<PostType, string[]> = {
   event: ['start_local', 'end_local', 'start_utc', 'end_utc', 'timezone', 'all_day', 'costs', 'currency_symbol', 'currency_position', 'currency_code', 'website', 'show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured', 'ticketed', 'venue_id', 'lang', 'status', 'date_utc', 'author_id'],
   venue: ['address', 'city', 'country', 'province', 'state', 'stateprovince', 'zip', 'phone', 'website', 'show_map', 'show_map_link', 'geo_lat', 'geo_lng'],
@@ -398,7 +401,7 @@ export class PostsRepository {
       const contains = (word: string) => {
         const name = `w${clauses.length}`;
         params[name] = like(word);
-        return `(p.title LIKE @${name} ESCAPE '\\' OR p.excerpt LIKE @${name} ESCAPE '\\' OR p.content LIKE @${name} ESCAPE '\\')`;
+        return `p.search_text LIKE @${name} ESCAPE '\\'`;
       };
       for (const word of q.search.include) clauses.push(contains(word));
       for (const word of q.search.exclude) clauses.push('NOT ' + contains(word));
@@ -424,9 +427,16 @@ export class PostsRepository {
       // a bounding box narrows the venues, then the true (haversine) distance decides
       const dLat = q.geo.radiusKm / 111.2;
       const dLng = q.geo.radiusKm / Math.max(0.01, 111.2 * Math.cos((q.geo.lat * Math.PI) / 180));
-      Object.assign(params, { lat: q.geo.lat, lng: q.geo.lng, latMin: q.geo.lat - dLat, latMax: q.geo.lat + dLat, lngMin: q.geo.lng - dLng, lngMax: q.geo.lng + dLng, radius: q.geo.radiusKm });
+      Object.assign(params, { lat: q.geo.lat, lng: q.geo.lng, latMin: q.geo.lat - dLat, latMax: q.geo.lat + dLat, radius: q.geo.radiusKm });
+      // the longitude band wraps at ±180° (and spans everything near the poles)
+      let lngBand = '1';
+      if (dLng < 180) {
+        const [lo, hi] = [q.geo.lng - dLng, q.geo.lng + dLng];
+        Object.assign(params, { lngMin: lo < -180 ? lo + 360 : lo, lngMax: hi > 180 ? hi - 360 : hi });
+        lngBand = lo < -180 || hi > 180 ? '(v.geo_lng >= @lngMin OR v.geo_lng <= @lngMax)' : 'v.geo_lng BETWEEN @lngMin AND @lngMax';
+      }
       where.push(`e.venue_id IN (SELECT v.post_id FROM venues v JOIN posts vp ON vp.id = v.post_id
-        WHERE vp.status = 'publish' AND v.geo_lat BETWEEN @latMin AND @latMax AND v.geo_lng BETWEEN @lngMin AND @lngMax
+        WHERE vp.status = 'publish' AND v.geo_lat BETWEEN @latMin AND @latMax AND ${lngBand}
           AND 12742.0 * asin(sqrt(pow(sin(radians(v.geo_lat - @lat) / 2), 2) + cos(radians(@lat)) * cos(radians(v.geo_lat)) * pow(sin(radians(v.geo_lng - @lng) / 2), 2))) <= @radius)`);
     }
     const filter = `FROM events e WHERE ${where.join(' AND ')}`;
@@ -465,7 +475,7 @@ export class PostsRepository {
         ? ['p.title', 'p.content', 'p.excerpt', 'd.address', 'd.city', 'd.province', 'd.state', 'd.stateprovince', 'd.zip', 'd.phone']
         : ['p.title', 'p.content', 'p.excerpt', 'd.phone', 'd.email', 'd.website'];
       q.words.forEach((w, i) => (params[`w${i}`] = like(w)));
-      const all = (field: string) => `(${q.words!.map((_, i) => `${field} LIKE @w${i} ESCAPE '\\'`).join(' AND ')})`;
+      const all = (field: string) => `(${q.words!.map((_, i) => `almanac_fold(${field}) LIKE @w${i} ESCAPE '\\'`).join(' AND ')})`;
       where.push(`(${fields.map(all).join(' OR ')})`);
     }
     // events linked to the record; `since` narrows to those starting then or later, through the linked indexes

@@ -261,8 +261,9 @@ export class PostView {
     }
     const translated = this.repos.posts.findMany(type, [...wanted.values()]) as Map<number, VenueRecord | OrganizerRecord>;
     for (const [id, other] of wanted) {
+      // a translation stands in only when the caller could read it; else the linked record itself is shown
       const record = translated.get(other);
-      if (record) found.set(id, record);
+      if (record && record.status !== 'trash' && mayRead(this.state.user, record, this.nowUtc)) found.set(id, record);
     }
     return found;
   }

@@ -66,3 +66,11 @@ export function slugify(text: string): string {
   }
   return s;
 }
+
+/**
+ * Text as search compares it, like MySQL's `_ci` collations under WordPress: lower case and without accents, for
+ * every script (`ZÜRICH` and `zurich` match `Zürich`; `CAFÉ` matches `café`).
+ */
+export function foldForSearch(text: string): string {
+  return text.normalize('NFD').replace(/\p{M}+/gu, '').toLowerCase();
+}

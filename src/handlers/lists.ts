@@ -45,7 +45,7 @@ function withSent(pairs: Pairs, sent: ReadonlySet<string>, query: Record<string,
 }
 
 /** Statuses a caller may list and who they may see (behaviour.md §5.1, DESIGN §5 #8). */
-function visibility(state: RequestState, capType: string, requested: string[] | undefined): { statuses: PostStatus[]; viewer: ListViewer; shown: string } | null {
+function visibility(state: RequestState, capType: string, requested: string[] | undefined): { statuses: PostStatus[]; viewer: ListViewer; shown: string | string[] } | null {
   const role = state.user?.role ?? null;
   const mayEdit = hasCapabilities(role, [`edit_${capType}`]);
   if (!mayEdit || !state.user) {
@@ -56,7 +56,7 @@ function visibility(state: RequestState, capType: string, requested: string[] | 
   return {
     statuses,
     viewer: { kind: 'user', userId: state.user.id, seeOthers: hasCapabilities(role, [`edit_others_${capType}`]) },
-    shown: requested ? requested.join(',') : 'any',
+    shown: requested ?? 'any',
   };
 }
 

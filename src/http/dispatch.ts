@@ -25,6 +25,7 @@ export function dispatch(backend: Backend): Middleware {
       restBase: `${routed.site}${routed.pathPrefix}/wp-json/tribe/events/v1`,
       sent: new Set(Object.keys(routed.query)),
     };
+    ctx.state.request = state; // the response stage reads the language the request resolved to
     if (routed.method === 'OPTIONS') {
       if (!routed.specPath) throw noRoute();
       ctx.state.outcome = { status: 200, body: describeRoute(routed.specPath, routed.site + routed.pathPrefix), headers: {} } satisfies Outcome;

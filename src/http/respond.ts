@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { ApiError } from './errors.js';
 import type { RoutedRequest } from './route.js';
+import type { RequestState } from './state.js';
 
 const COMMON_HEADERS = {
   'X-Robots-Tag': 'noindex',
@@ -47,7 +48,8 @@ export function respond(config: Config, log: Logger): Middleware {
     const authenticated = Boolean(ctx.state.user);
 
     ctx.set(COMMON_HEADERS);
-    if (routed) ctx.set('Link', `<${routed.site}${routed.pathPrefix}/wp-json/>; rel="https://api.w.org/"`);
+    const linkPrefix = (ctx.state.request as RequestState | undefined)?.linkPrefix ?? routed?.pathPrefix ?? '';
+    if (routed) ctx.set('Link', `<${routed.site}${linkPrefix}/wp-json/>; rel="https://api.w.org/"`);
     if (routed?.allow) ctx.set('Allow', routed.allow(ctx.state.user?.role ?? null).join(', '));
     if (authenticated) {
       ctx.set('Expires', 'Wed, 11 Jan 1984 05:00:00 GMT');

@@ -45,15 +45,15 @@ export function resolveRoute(backend: Backend, config: Config): Middleware {
   return async (ctx, next) => {
     const rawQuery = parseTextTree(ctx.querystring);
     let path = ctx.path;
-    const restRoute = rawQuery.rest_route;
-    if (restRoute instanceof TextValues && (path === '/' || path === '/index.php')) {
-      path = '/wp-json' + (restRoute.last.startsWith('/') ? '' : '/') + restRoute.last;
-    }
     let pathPrefix: LangPrefix = '';
     const lang = /^\/(de|fr)(\/.*)$/.exec(path);
     if (lang) {
       pathPrefix = `/${lang[1]}` as LangPrefix;
       path = lang[2]!;
+    }
+    const restRoute = rawQuery.rest_route;
+    if (restRoute instanceof TextValues && (path === '/' || path === '/index.php')) {
+      path = '/wp-json' + (restRoute.last.startsWith('/') ? '' : '/') + restRoute.last;
     }
     if (path.length > 1) path = path.replace(/\/+$/, '') || '/';
 
