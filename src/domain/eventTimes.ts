@@ -1,14 +1,9 @@
 import { DateTime, type Zone } from 'luxon';
+import type { EventRecord } from '../db/posts.js';
 import { parseDateInput, parseZone, toWire, WIRE_FORMAT } from './dates.js';
 
-export interface EventTimes {
-  startLocal: string;
-  endLocal: string;
-  startUtc: string;
-  endUtc: string;
-  timezone: string;
-  allDay: boolean;
-}
+/** The times of an event record. */
+export type EventTimes = Pick<EventRecord, 'startLocal' | 'endLocal' | 'startUtc' | 'endUtc' | 'timezone' | 'allDay'>;
 
 export interface EventTimesInput {
   start_date?: string;

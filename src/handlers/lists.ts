@@ -6,7 +6,7 @@ import { listBounds, type DateParam } from '../domain/listWindow.js';
 import { CAPABILITY_TYPE } from '../domain/postRules.js';
 import { ApiError, invalidParams } from '../http/errors.js';
 import { isTruthy } from '../http/params.js';
-import type { Handlers } from '../http/operation.js';
+import type { Handlers, QueryOf } from '../http/operation.js';
 import type { RequestState } from '../http/state.js';
 import { PostService, type PostDeps } from './posts.js';
 
@@ -73,16 +73,8 @@ function searchTerms(search: string): { include: string[]; exclude: string[] } {
   return { include, exclude };
 }
 
-interface EventListParams {
-  page?: number; per_page?: number; search?: string; categories?: (number | string)[]; tags?: (number | string)[];
-  venue?: number[]; organizer?: number[]; featured?: boolean; status?: string[]; geoloc?: boolean; geoloc_lat?: number;
-  geoloc_lng?: number; include?: number[]; post_parent?: number; ticketed?: boolean; strict_dates?: string; password?: string;
-  start_date?: string; end_date?: string; starts_before?: string; starts_after?: string; ends_before?: string; ends_after?: string;
-}
-
-interface LinkedListParams {
-  page?: number; per_page?: number; search?: string; event?: number; has_events?: string; only_with_upcoming?: string; status?: string[]; password?: string;
-}
+type EventListParams = QueryOf<'listEvents'>;
+type LinkedListParams = QueryOf<'listVenues'> & QueryOf<'listOrganizers'>;
 
 export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'listVenues' | 'listOrganizers'> {
   /** Term ids of a filter (ids, slugs or names in the request's language); categories include their descendants. */

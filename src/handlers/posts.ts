@@ -1,4 +1,5 @@
 import { DateTime } from 'luxon';
+import type { components } from '../../generated/api.js';
 import type { Config } from '../config.js';
 import type { MediaRepository } from '../db/media.js';
 import type { EventRecord, NewRecord, OrganizerRecord, PostBase, PostRecord, PostsRepository, PostStatus, PostType, RecordOf, VenueRecord } from '../db/posts.js';
@@ -27,64 +28,13 @@ export interface PostDeps {
   config: Config;
 }
 
-/** Fields every post type accepts (seed §2.2–2.4); the type's name field is `title`, `venue` or `organizer`. */
-export interface CommonFields {
-  author?: number;
-  date?: string;
-  date_utc?: string;
-  description?: string;
-  excerpt?: string;
-  slug?: string;
-  status?: Exclude<PostStatus, 'trash'>;
-  image?: number | string;
-  password?: string;
-  translation_of?: number;
-}
-
-export interface EventFields extends CommonFields {
-  title?: string;
-  timezone?: string;
-  all_day?: boolean;
-  start_date?: string;
-  end_date?: string;
-  cost?: string | string[];
-  website?: string;
-  show_map?: boolean;
-  show_map_link?: boolean;
-  hide_from_listings?: boolean;
-  sticky?: boolean;
-  featured?: boolean;
-  ticketed?: boolean;
-  post_parent?: number;
-  categories?: (number | string)[];
-  tags?: (number | string)[];
-  venue?: unknown;
-  organizer?: unknown;
-}
-
-export interface VenueFields extends CommonFields {
-  venue?: string;
-  show_map?: string;
-  show_map_link?: string;
-  address?: string;
-  city?: string;
-  country?: string;
-  province?: string;
-  state?: string;
-  stateprovince?: string;
-  zip?: string;
-  phone?: string;
-  website?: string;
-  geo_lat?: number;
-  geo_lng?: number;
-}
-
-export interface OrganizerFields extends CommonFields {
-  organizer?: string;
-  phone?: string;
-  website?: string;
-  email?: string;
-}
+type Schemas = components['schemas'];
+/** Request bodies of the three post types, as the spec defines them (seed §2.2–2.4 plus Almanac's extensions). */
+export type EventFields = Schemas['EventFields'];
+export type VenueFields = Schemas['VenueFields'];
+export type OrganizerFields = Schemas['OrganizerFields'];
+/** The fields all three share. */
+type CommonFields = Pick<EventFields & VenueFields & OrganizerFields, 'author' | 'date' | 'date_utc' | 'description' | 'status' | 'image' | 'password' | 'translation_of'> & { excerpt?: string; slug?: string };
 
 const NAME_FIELD: Record<PostType, 'title' | 'venue' | 'organizer'> = { event: 'title', venue: 'venue', organizer: 'organizer' };
 const NOUN: Record<PostType, string> = { event: 'event', venue: 'venue', organizer: 'organizer' };

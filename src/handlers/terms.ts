@@ -6,7 +6,7 @@ import { TAXONOMY, termToWire, type TermViewContext } from '../domain/termView.j
 import { sanitizeTextField, slugify } from '../domain/text.js';
 import { ApiError, invalidParam, invalidParams } from '../http/errors.js';
 import { pageUrl, sentParams } from '../http/links.js';
-import type { Handlers, OperationContext } from '../http/operation.js';
+import type { Handlers, OperationContext, QueryOf, RequestBody } from '../http/operation.js';
 import { allowedMethods } from '../http/routeIndex.js';
 import { NAMESPACE_PATH } from '../http/spec.js';
 import type { RequestState } from '../http/state.js';
@@ -14,11 +14,9 @@ import type { RequestState } from '../http/state.js';
 const MAX_PER_PAGE = 50;
 const ORDER_BY = new Set<TermListQuery['orderBy']>(['name', 'id', 'slug', 'count', 'description', 'include', 'none']);
 
-interface TermListParams {
-  page?: number; per_page?: number; search?: string; exclude?: (number | string)[]; include?: (number | string)[];
-  order?: string; orderby?: string; hide_empty?: boolean; parent?: number; post?: number; event?: number; slug?: string;
-}
-interface TermFields { name?: string; description?: string; slug?: string; parent?: number; translation_of?: number }
+type TermListParams = QueryOf<'listCategories'> & QueryOf<'listTags'>;
+/** Fields of a category or tag body (a tag's have no parent). */
+type TermFields = RequestBody<'updateCategory'>;
 
 /** Category and tag behaviour, shared: the two taxonomies differ only in hierarchy and names. */
 class TermService<T extends Taxonomy> {
