@@ -1,9 +1,43 @@
+import cluster from 'node:cluster';
+import { availableParallelism } from 'node:os';
 import { ConfigError, loadConfig } from './config.js';
 import { MigrationError } from './db/migrate.js';
-import { serve } from './server.js';
+import { prepareDatabase, serve } from './server.js';
+import { createLogger } from './log.js';
 
+/**
+ * `ALMANAC_WORKERS=N` (`auto`: one per core) runs N worker processes on one port over the same SQLite file: the
+ * primary migrates and bootstraps once, then forks; reads scale with the cores, writes take turns (WAL with a
+ * busy timeout). One worker (the default) serves in this process.
+ */
 try {
-  await serve(loadConfig());
+  const config = loadConfig();
+  const workers = config.workers === 0 ? availableParallelism() : config.workers;
+  if (workers <= 1) {
+    await serve(config);
+  } else if (cluster.isPrimary) {
+    const log = createLogger(config.logLevel);
+    await prepareDatabase(config, log);
+    let stopping = false;
+    for (let i = 0; i < workers; i++) cluster.fork();
+    cluster.on('exit', (worker, code) => {
+      if (stopping) return;
+      log.error('worker exited; starting another', { pid: worker.process.pid, code });
+      cluster.fork();
+    });
+    const stop = (signal: NodeJS.Signals) => {
+      stopping = true;
+      log.info('shutting down workers', { signal });
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
+      const force = setTimeout(() => process.exit(1), 15_000);
+      force.unref();
+      cluster.disconnect(() => process.exit(0));
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  } else {
+    await serve(config, { prepared: true });
+  }
 } catch (err) {
   if (err instanceof ConfigError || err instanceof MigrationError) {
     process.stderr.write(`almanac: ${err.message}\n`);

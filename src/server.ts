@@ -5,18 +5,28 @@ import { openDatabase } from './db/connection.js';
 import { migrate } from './db/migrate.js';
 import { UsersRepository } from './db/users.js';
 import { ensureBootstrapAdmin } from './domain/passwords.js';
-import { createLogger } from './log.js';
+import { createLogger, type Logger } from './log.js';
 
-/** Opens and migrates the database, ensures the bootstrap administrator, listens; stops cleanly on SIGTERM/SIGINT. */
-export async function serve(config: Config): Promise<Server> {
-  const log = createLogger(config.logLevel);
+/** Migrates the database and ensures the bootstrap administrator (once, before any worker serves). */
+export async function prepareDatabase(config: Config, log: Logger): Promise<void> {
   const db = openDatabase(config.dbPath);
-  const applied = migrate(db);
-  if (applied.length > 0) log.info('database migrated', { db: config.dbPath, versions: applied });
-  if (config.adminUser && config.adminPassword) {
-    const outcome = await ensureBootstrapAdmin(new UsersRepository(db), config.adminUser, config.adminPassword);
-    if (outcome !== 'unchanged') log.info('bootstrap administrator ' + outcome, { login: config.adminUser });
+  try {
+    const applied = migrate(db);
+    if (applied.length > 0) log.info('database migrated', { db: config.dbPath, versions: applied });
+    if (config.adminUser && config.adminPassword) {
+      const outcome = await ensureBootstrapAdmin(new UsersRepository(db), config.adminUser, config.adminPassword);
+      if (outcome !== 'unchanged') log.info('bootstrap administrator ' + outcome, { login: config.adminUser });
+    }
+  } finally {
+    db.close();
   }
+}
+
+/** Serves Almanac on the configured address; stops cleanly on SIGTERM/SIGINT (requests in flight finish first). */
+export async function serve(config: Config, options: { prepared?: boolean } = {}): Promise<Server> {
+  const log = createLogger(config.logLevel);
+  if (!options.prepared) await prepareDatabase(config, log);
+  const db = openDatabase(config.dbPath);
   const { koa } = await createApp({ db, config, log });
   const server = createServer(koa.callback());
   server.keepAliveTimeout = 65_000;

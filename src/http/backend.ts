@@ -127,6 +127,7 @@ export async function createBackend(handlers: Handlers, options: { validateRespo
   api.validateDefinition(); // throws on anything that is not valid OpenAPI 3.0
   await api.init();
   api.validator.preCompileRequestValidators();
+  compileRoutes(api);
 
   for (const op of api.getOperations() as Operation[]) {
     const m = describeOperation(op);
@@ -151,6 +152,29 @@ export async function createBackend(handlers: Handlers, options: { validateRespo
     return null;
   };
   return { api, meta, match, matchPath };
+}
+
+/**
+ * openapi-backend's router rebuilds its operation list from the definition and compiles a RegExp per operation on
+ * every match. The definition is fixed once `init()` has run, so the list and the patterns are compiled here once,
+ * and the router matches with them (same operations, same most-specific-path-first order).
+ */
+function compileRoutes(api: OpenAPIBackend): void {
+  const operations = api.router.getOperations();
+  const table = operations
+    .map((op) => ({
+      op,
+      method: op.method.toLowerCase(),
+      literal: op.path.replace(/\{[^}]+\}/g, '').length,
+      pattern: new RegExp('^' + op.path.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^/]+') + '$'),
+    }))
+    .sort((a, b) => b.literal - a.literal);
+  api.router.getOperations = () => operations;
+  api.router.matchOperation = ((req: { method: string; path: string }) => {
+    const method = req.method.toLowerCase();
+    const path = req.path.length > 1 ? req.path.replace(/\/+$/, '') : req.path;
+    return table.find((r) => r.method === method && r.pattern.test(path))?.op;
+  }) as typeof api.router.matchOperation;
 }
 
 export type ResponseSink = (reply: { status: number; body: unknown; headers?: Record<string, string> }) => void;
