@@ -2088,6 +2088,30 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description `rest_too_many_requests`: too many failed authentications from this address for this login
+         *     (`ALMANAC_AUTH_MAX_FAILURES` within 15 minutes); every attempt answers this until the lock ends
+         *     (`ALMANAC_AUTH_LOCK_SECONDS`), whatever the password.
+         */
+        TooManyRequests: {
+            headers: {
+                /** @description Seconds until the lock ends. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "rest_too_many_requests",
+                 *       "message": "Too many failed authentication attempts. Try again in 900 seconds.",
+                 *       "data": {
+                 *         "status": 429
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description `rest_request_too_large`: the body is larger than the configured limit (`ALMANAC_BODY_LIMIT`, 1 MB by default). */
         TooLarge: {
             headers: {
@@ -2333,6 +2357,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getNamespaceIndex: {
@@ -2364,6 +2389,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getDocumentation: {
@@ -2391,6 +2417,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listEvents: {
@@ -2495,6 +2522,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     createEvent: {
@@ -2532,6 +2560,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getEvent: {
@@ -2590,6 +2619,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     putEvent: {
@@ -2641,6 +2671,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     updateEvent: {
@@ -2692,6 +2723,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     deleteEvent: {
@@ -2751,6 +2783,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     patchEvent: {
@@ -2802,6 +2835,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getEventBySlug: {
@@ -2851,6 +2885,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     putEventBySlug: {
@@ -2891,6 +2926,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     updateEventBySlug: {
@@ -2931,6 +2967,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     deleteEventBySlug: {
@@ -2979,6 +3016,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     patchEventBySlug: {
@@ -3019,6 +3057,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listVenues: {
@@ -3084,6 +3123,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     createVenue: {
@@ -3121,6 +3161,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getVenue: {
@@ -3170,6 +3211,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     putVenue: {
@@ -3210,6 +3252,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     updateVenue: {
@@ -3250,6 +3293,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     deleteVenue: {
@@ -3298,6 +3342,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     patchVenue: {
@@ -3338,6 +3383,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getVenueBySlug: {
@@ -3387,6 +3433,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     putVenueBySlug: {
@@ -3427,6 +3474,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     updateVenueBySlug: {
@@ -3467,6 +3515,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     deleteVenueBySlug: {
@@ -3515,6 +3564,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     patchVenueBySlug: {
@@ -3555,6 +3605,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listOrganizers: {
@@ -3620,6 +3671,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     createOrganizer: {
@@ -3657,6 +3709,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getOrganizer: {
@@ -3706,6 +3759,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     putOrganizer: {
@@ -3746,6 +3800,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     updateOrganizer: {
@@ -3786,6 +3841,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     deleteOrganizer: {
@@ -3834,6 +3890,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     patchOrganizer: {
@@ -3874,6 +3931,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getOrganizerBySlug: {
@@ -3923,6 +3981,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     putOrganizerBySlug: {
@@ -3963,6 +4022,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     updateOrganizerBySlug: {
@@ -4003,6 +4063,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     deleteOrganizerBySlug: {
@@ -4051,6 +4112,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     patchOrganizerBySlug: {
@@ -4091,6 +4153,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listCategories: {
@@ -4152,6 +4215,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     createCategory: {
@@ -4190,6 +4254,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getCategory: {
@@ -4228,6 +4293,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     putCategory: {
@@ -4268,6 +4334,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     updateCategory: {
@@ -4308,6 +4375,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     deleteCategory: {
@@ -4347,6 +4415,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     patchCategory: {
@@ -4387,6 +4456,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listTags: {
@@ -4446,6 +4516,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     createTag: {
@@ -4484,6 +4555,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getTag: {
@@ -4522,6 +4594,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     putTag: {
@@ -4562,6 +4635,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     updateTag: {
@@ -4602,6 +4676,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     deleteTag: {
@@ -4641,6 +4716,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     patchTag: {
@@ -4681,6 +4757,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
 }

@@ -3,6 +3,7 @@ import type { AppPassword, User, UsersRepository } from '../db/users.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 } as const;
+const DUMMY_SALT = 'almanac-unknown-login';
 
 /** A random 24-character application password (≈143 bits), shown as WordPress does: six groups of four. */
 export function generateSecret(): { secret: string; display: string } {
@@ -74,8 +75,13 @@ export class CredentialVerifier {
   constructor(private readonly users: UsersRepository) {}
 
   async verify(login: string, password: string, clientIp: string | null): Promise<CredentialCheck> {
+    // Every failure costs one scrypt, whether the login exists or not, so timing does not tell logins apart.
+    const fail = async (reason: 'invalid_username' | 'incorrect_password', scrypted: boolean): Promise<CredentialCheck> => {
+      if (!scrypted) await scryptAsync(password, DUMMY_SALT);
+      return { ok: false, reason };
+    };
     const user = this.users.findByLoginOrEmail(login);
-    if (!user) return { ok: false, reason: 'invalid_username' };
+    if (!user) return fail('invalid_username', false);
     const passwords = this.users.passwordsOf(user.id);
     let found: AppPassword | undefined;
     for (const p of passwords) {
@@ -99,7 +105,7 @@ export class CredentialVerifier {
         }
       }
     }
-    if (!found) return { ok: false, reason: 'incorrect_password' };
+    if (!found) return fail('incorrect_password', passwords.some((p) => p.scheme === 'scrypt'));
     this.recordUse(found, clientIp);
     return { ok: true, user, password: found };
   }

@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import type { AuthFailuresRepository } from '../db/authFailures.js';
 import type { CredentialVerifier } from '../domain/passwords.js';
 import { ApiError } from './errors.js';
 import type { Caller } from './state.js';
@@ -8,11 +9,26 @@ const MESSAGES = {
   incorrect_password: 'The provided password is an invalid application password.',
 } as const;
 
+/** The lock-out of repeated failures (DESIGN §2: ALMANAC_AUTH_MAX_FAILURES within 15 minutes, then a pause). */
+export interface LockoutPolicy {
+  failures: AuthFailuresRepository;
+  maxFailures: number;
+  lockSeconds: number;
+}
+
+const FAILURE_WINDOW_MS = 15 * 60_000;
+
+function tooMany(lockedUntil: number, now: number): ApiError {
+  const seconds = Math.max(1, Math.ceil((lockedUntil - now) / 1000));
+  return new ApiError(429, 'rest_too_many_requests', `Too many failed authentication attempts. Try again in ${seconds} seconds.`, {}, { 'Retry-After': String(seconds) });
+}
+
 /**
  * HTTP Basic with an application password. No Authorization header (or another scheme): anonymous. Credentials
- * that do not verify fail the request with 401 whatever the route, as WordPress does.
+ * that do not verify fail the request with 401 whatever the route, as WordPress does; too many failures from one
+ * address for one login lock that pair, and every attempt meanwhile (right password or not) answers 429.
  */
-export function authenticate(verifier: CredentialVerifier): Middleware {
+export function authenticate(verifier: CredentialVerifier, lockout: LockoutPolicy): Middleware {
   return async (ctx, next) => {
     ctx.state.user = null;
     const header = ctx.get('Authorization');
@@ -20,10 +36,18 @@ export function authenticate(verifier: CredentialVerifier): Middleware {
     if (basic) {
       const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
       const colon = decoded.indexOf(':');
-      const login = colon < 0 ? decoded : decoded.slice(0, colon);
+      const login = (colon < 0 ? decoded : decoded.slice(0, colon)).slice(0, 200);
       const password = colon < 0 ? '' : decoded.slice(colon + 1);
+      const address = ctx.ip || 'unknown';
+      const now = Date.now();
+      const before = lockout.failures.state(address, login, now);
+      if (before.lockedUntil) throw tooMany(before.lockedUntil, now);
       const check = await verifier.verify(login, password, ctx.ip || null);
-      if (!check.ok) throw new ApiError(401, check.reason, MESSAGES[check.reason]);
+      if (!check.ok) {
+        lockout.failures.fail(address, login, now, { max: lockout.maxFailures, windowMs: FAILURE_WINDOW_MS, lockMs: lockout.lockSeconds * 1000 });
+        throw new ApiError(401, check.reason, MESSAGES[check.reason]);
+      }
+      if (before.recorded) lockout.failures.clear(address, login);
       const caller: Caller = { id: check.user.id, login: check.user.login, role: check.user.role };
       ctx.state.user = caller;
     }

@@ -1,7 +1,7 @@
 import { bodyParser } from '@koa/bodyparser';
 import type { Middleware } from 'koa';
-import { ApiError } from './errors.js';
-import { parseTextTree, type TextTree } from './params.js';
+import { ApiError, invalidParams } from './errors.js';
+import { parseTextTree, undecodablePair, type TextTree } from './params.js';
 
 /** A request body: JSON as parsed, a form body as a text tree (normalised later against the operation). */
 export type RawBody = { kind: 'json'; value: unknown } | { kind: 'form'; value: TextTree } | { kind: 'none' };
@@ -25,15 +25,42 @@ export function readBody(limitBytes: number): Middleware {
   return async (ctx, next) => {
     let raw: RawBody = { kind: 'none' };
     await parse(ctx, async () => {
-      if (ctx.request.rawBody !== undefined && ctx.request.is('application/x-www-form-urlencoded')) {
-        raw = { kind: 'form', value: parseTextTree(ctx.request.rawBody) };
-      } else if (ctx.request.rawBody !== undefined && ctx.request.rawBody !== '') {
+      const text = ctx.request.rawBody;
+      // bytes that are not UTF-8 reach us as U+FFFD: refuse them rather than store mangled text
+      if (text !== undefined && text.includes('\uFFFD')) {
+        throw new ApiError(400, 'rest_invalid_body', 'The request body is not valid UTF-8.');
+      }
+      if (text !== undefined && ctx.request.is('application/x-www-form-urlencoded')) {
+        const undecodable = undecodablePair(text);
+        if (undecodable !== null) throw invalidParams({ [undecodable]: 'Not valid percent-encoded UTF-8.' });
+        raw = { kind: 'form', value: parseTextTree(text) };
+      } else if (text !== undefined && text !== '') {
+        if (depthOf(ctx.request.body) > MAX_DEPTH) {
+          throw new ApiError(400, 'rest_invalid_json', `Invalid JSON body passed: nested deeper than ${MAX_DEPTH} levels.`, { json_error_code: 1, json_error_message: 'Maximum stack depth exceeded' });
+        }
         raw = { kind: 'json', value: ctx.request.body };
       }
     });
     ctx.state.rawBody = raw;
     await next();
   };
+}
+
+/** No request of this API nests deeper than a few levels; deeper bodies are refused before anything walks them. */
+const MAX_DEPTH = 32;
+
+/** Nesting depth of a parsed JSON value, measured without recursion (so any depth is safe to measure). */
+function depthOf(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > MAX_DEPTH) return deepest;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return deepest;
 }
 
 function bodyError(err: Error & { status?: number; type?: string }): ApiError {

@@ -1,8 +1,8 @@
 import type { Middleware } from 'koa';
 import type { Backend, OperationMeta } from './backend.js';
 import type { RawBody } from './body.js';
-import { noRoute } from './errors.js';
-import { normalise } from './params.js';
+import { invalidParams, noRoute } from './errors.js';
+import { normalise, nulParameter } from './params.js';
 import type { Outcome } from './respond.js';
 import type { RoutedRequest } from './route.js';
 import { describeRoute } from './routeIndex.js';
@@ -33,13 +33,16 @@ export function dispatch(backend: Backend): Middleware {
     }
     const operation = routed.operation;
     if (!operation) throw noRoute();
+    const body = operation.body ? requestBody(ctx.state.rawBody as RawBody, routed, operation) : undefined;
+    const withNul = nulParameter(routed.query) ?? (body ? nulParameter(body) : null);
+    if (withNul !== null) throw invalidParams({ [withNul]: 'Contains a NUL character.' });
     await backend.api.handleRequest(
       {
         method: operation.method,
         path: routed.path,
         query: routed.query as Record<string, string>,
         headers: { 'content-type': 'application/json' },
-        body: operation.body ? requestBody(ctx.state.rawBody as RawBody, routed, operation) : undefined,
+        body,
       },
       state,
       (reply: { status: number; body: unknown; headers?: Record<string, string> }) => {

@@ -35,6 +35,23 @@ export function parseTextTree(text: string): TextTree {
   return root;
 }
 
+/** The raw key of the first `key=value` pair that is not valid percent-encoded UTF-8, or null. */
+export function undecodablePair(text: string): string | null {
+  for (const pair of text.split('&')) {
+    const eq = pair.indexOf('=');
+    const key = eq < 0 ? pair : pair.slice(0, eq);
+    if (decode(key) === null || (eq >= 0 && decode(pair.slice(eq + 1)) === null)) return decode(key) ?? key;
+  }
+  return null;
+}
+
+/** The first top-level name whose value holds a NUL character (anywhere inside), or null. */
+export function nulParameter(values: Record<string, unknown>): string | null {
+  const has = (v: unknown): boolean =>
+    typeof v === 'string' ? v.includes('\u0000') : Array.isArray(v) ? v.some(has) : v !== null && typeof v === 'object' ? Object.values(v).some(has) : false;
+  return Object.keys(values).find((k) => has(values[k])) ?? null;
+}
+
 function decode(text: string): string | null {
   try {
     return decodeURIComponent(text.replace(/\+/g, ' '));

@@ -3,8 +3,8 @@ import type { Config } from '../config.js';
 import { hasCapabilities, type Role } from '../domain/capabilities.js';
 import { allowedMethods } from './routeIndex.js';
 import type { Backend, OperationMeta } from './backend.js';
-import { ApiError } from './errors.js';
-import { normalise, parseTextTree, TextValues, type TextTree } from './params.js';
+import { ApiError, invalidParams } from './errors.js';
+import { normalise, parseTextTree, TextValues, undecodablePair, type TextTree } from './params.js';
 import type { LangPrefix } from './state.js';
 
 /** A request after the WordPress plumbing: real path and method, language prefix, matched operation. */
@@ -43,6 +43,8 @@ function siteOf(config: Config, protocol: string, host: string): string {
  */
 export function resolveRoute(backend: Backend, config: Config): Middleware {
   return async (ctx, next) => {
+    const undecodable = undecodablePair(ctx.querystring);
+    if (undecodable !== null) throw invalidParams({ [undecodable]: 'Not valid percent-encoded UTF-8.' });
     const rawQuery = parseTextTree(ctx.querystring);
     let path = ctx.path;
     let pathPrefix: LangPrefix = '';

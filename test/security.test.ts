@@ -1,0 +1,153 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { basic, NS, TestServer, type Credentials } from './helpers/server.js';
+
+describe('authentication lock-out', () => {
+  let s: TestServer;
+  let editor: Credentials;
+  beforeAll(async () => {
+    s = await TestServer.start({ authMaxFailures: 3, authLockSeconds: 60 });
+    editor = s.user('editor', 'locked-editor');
+  });
+  afterAll(() => s.close());
+  const attempt = (password: string, headers: Record<string, string> = {}) => s.raw('GET', `${NS}/tags`, { as: { login: editor.login, password }, headers });
+
+  it('locks an address and login after repeated failures, with 429 and Retry-After on every attempt', async () => {
+    for (let i = 0; i < 3; i++) expect((await attempt('wrong')).body.code).toBe('incorrect_password');
+    const locked = await attempt(editor.password);
+    expect(locked.status).toBe(429);
+    expect(locked.body.code).toBe('rest_too_many_requests');
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(50);
+    expect((await attempt('wrong')).status).toBe(429);
+    // another login from the same address is not locked, and X-Forwarded-For is not trusted without a proxy
+    expect((await s.raw('GET', `${NS}/tags`, { as: s.admin })).status).toBe(200);
+    expect((await attempt(editor.password, { 'X-Forwarded-For': '203.0.113.9' })).status).toBe(429);
+  });
+
+  it('clears the count on success, so occasional mistakes never lock', async () => {
+    const user = s.user('author', 'careless-author');
+    const as = (password: string) => s.raw('GET', `${NS}/tags`, { as: { login: user.login, password } });
+    for (let round = 0; round < 3; round++) {
+      expect((await as('typo')).status).toBe(401);
+      expect((await as('typo')).status).toBe(401);
+      expect((await as(user.password)).status).toBe(200);
+    }
+  });
+
+  it('counts per client address when a trusted proxy says who the client is', async () => {
+    const behind = await TestServer.start({ authMaxFailures: 2, authLockSeconds: 60, trustProxy: true });
+    try {
+      const user = behind.user('editor', 'proxied');
+      const from = (ip: string, password: string) => behind.raw('GET', `${NS}/tags`, { as: { login: user.login, password }, headers: { 'X-Forwarded-For': ip } });
+      await from('198.51.100.1', 'x');
+      await from('198.51.100.1', 'x');
+      expect((await from('198.51.100.1', user.password)).status).toBe(429);
+      expect((await from('198.51.100.2', user.password)).status).toBe(200);
+    } finally {
+      await behind.close();
+    }
+  });
+});
+
+describe('credential checks take the same time for an unknown login and a wrong password', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await TestServer.start({ authMaxFailures: 1000 });
+  });
+  afterAll(() => s.close());
+
+  it('answers both within a factor of two (median of several tries)', async () => {
+    const user = s.user('subscriber', 'timed');
+    const time = async (c: Credentials) => {
+      const samples: number[] = [];
+      for (let i = 0; i < 7; i++) {
+        const t = performance.now();
+        await fetch(`${s.baseUrl}${NS}/tags`, { headers: { Authorization: basic(c) } });
+        samples.push(performance.now() - t);
+      }
+      return samples.sort((a, b) => a - b)[3]!;
+    };
+    const unknown = await time({ login: 'nobody-at-all', password: 'x' });
+    const wrong = await time({ login: user.login, password: 'x' });
+    expect(unknown / wrong).toBeGreaterThan(0.5);
+    expect(unknown / wrong).toBeLessThan(2);
+  });
+});
+
+describe('hostile input: a clear 400, never a 5xx, nothing changed', () => {
+  let s: TestServer;
+  const counts = () => s.db.prepare('SELECT (SELECT COUNT(*) FROM posts) AS posts, (SELECT COUNT(*) FROM terms) AS terms').get();
+  beforeAll(async () => {
+    s = await TestServer.start();
+    await s.raw('POST', `${NS}/events`, { as: s.admin, json: { title: 'Existing', start_date: '2031-01-01 10:00', end_date: '2031-01-01 11:00' } });
+  });
+  afterAll(() => s.close());
+
+  async function refused(send: () => Promise<{ status: number; body: { code: string } }>, code?: string) {
+    const before = counts();
+    const r = await send();
+    expect(r.status).toBe(400);
+    if (code) expect(r.body.code).toBe(code);
+    expect(counts()).toEqual(before);
+    return r;
+  }
+  const good = { title: 'Fine', start_date: '2031-02-01 10:00', end_date: '2031-02-01 11:00' };
+
+  it('deeply nested JSON', async () => {
+    const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+    for (const field of ['title', 'organizer', 'venue', 'categories', 'cost']) {
+      await refused(() => s.raw('POST', `${NS}/events`, { as: s.admin, body: `{"title":"t","start_date":"2031-01-01","end_date":"2031-01-01","${field}":${deep(5000)}}`, headers: { 'Content-Type': 'application/json' } }));
+    }
+    await refused(() => s.raw('POST', `${NS}/events`, { as: s.admin, body: deep(100000), headers: { 'Content-Type': 'application/json' } }));
+  });
+
+  it('wrong content types', async () => {
+    for (const type of ['text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/octet-stream']) {
+      await refused(() => s.raw('POST', `${NS}/events`, { as: s.admin, body: JSON.stringify(good), headers: { 'Content-Type': type } }), 'rest_missing_callback_param');
+    }
+  });
+
+  it('bytes that are not UTF-8, in a body or a query string', async () => {
+    const before = counts();
+    const bad = Buffer.concat([Buffer.from('{"title":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('","start_date":"2031-01-01","end_date":"2031-01-01"}')]);
+    const r = await fetch(`${s.baseUrl}${NS}/events`, { method: 'POST', headers: { Authorization: basic(s.admin), 'Content-Type': 'application/json' }, body: bad });
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as { code: string }).code).toBe('rest_invalid_body');
+    expect(counts()).toEqual(before);
+    await refused(() => s.raw('GET', `${NS}/events?search=%FF%FE`), 'rest_invalid_param');
+    await refused(() => s.raw('POST', `${NS}/categories`, { as: s.admin, form: 'name=%E2%28%A1' }), 'rest_invalid_param');
+  });
+
+  it('NUL characters in any string parameter', async () => {
+    const r = await refused(() => s.raw('POST', `${NS}/events`, { as: s.admin, json: { ...good, title: 'a\u0000b' } }), 'rest_invalid_param');
+    expect(Object.keys((r.body as unknown as { data: { params: object } }).data.params)).toEqual(['title']);
+    await refused(() => s.raw('GET', `${NS}/events?search=a%00b`), 'rest_invalid_param');
+    await refused(() => s.raw('POST', `${NS}/venues`, { as: s.admin, json: { venue: 'Hall', city: 'x\u0000' } }), 'rest_invalid_param');
+  });
+
+  it('over-long strings, slugs, pages and ids', async () => {
+    await refused(() => s.raw('POST', `${NS}/events`, { as: s.admin, json: { ...good, title: 'x'.repeat(1001) } }), 'rest_invalid_param');
+    await refused(() => s.raw('POST', `${NS}/venues`, { as: s.admin, json: { venue: 'Hall', zip: '1'.repeat(65) } }), 'rest_invalid_param');
+    await refused(() => s.raw('GET', `${NS}/events/by-slug/${'a'.repeat(201)}`), 'rest_invalid_param');
+    await refused(() => s.raw('GET', `${NS}/events?search=${'a'.repeat(501)}`), 'rest_invalid_param');
+    for (const q of ['page=9007199254740992', 'per_page=99999999999999999999', 'include=9007199254740993', 'venue=-1', 'organizer=abc']) {
+      await refused(() => s.raw('GET', `${NS}/events?${q}`), 'rest_invalid_param');
+    }
+    await refused(() => s.raw('GET', `${NS}/events/9007199254740993`), 'rest_invalid_param');
+  });
+
+  it('SQL metacharacters in every string parameter of the lists', async () => {
+    const nasty = ["' OR 1=1 --", '"; DROP TABLE posts; --', '%', '_', '\\', "'); DELETE FROM terms; --", '%%\'%'];
+    const before = counts();
+    for (const list of ['events', 'venues', 'organizers', 'categories', 'tags']) {
+      for (const param of ['search', 'slug', 'status', 'categories', 'tags', 'order', 'orderby', 'strict_dates', 'has_events', 'only_with_upcoming']) {
+        for (const value of nasty) {
+          const r = await s.raw('GET', `${NS}/${list}?${param}=${encodeURIComponent(value)}`);
+          expect(r.status, `${list} ${param}=${value}`).toBeLessThan(500);
+        }
+      }
+    }
+    const like = await s.raw('GET', `${NS}/events?search=${encodeURIComponent('%')}&start_date=2031-01-01&end_date=2031-12-31`);
+    expect(like.body.total).toBe(0); // a literal percent sign, not a wildcard
+    expect(counts()).toEqual(before);
+  });
+});
