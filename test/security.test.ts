@@ -151,3 +151,56 @@ describe('hostile input: a clear 400, never a 5xx, nothing changed', () => {
     expect(counts()).toEqual(before);
   });
 });
+
+describe('non-public records never leak', () => {
+  let s: TestServer;
+  const secrets: string[] = [];
+  let author: Credentials;
+  beforeAll(async () => {
+    s = await TestServer.start();
+    author = s.user('author', 'secret-keeper');
+    const dates = { start_date: '2031-05-01 10:00', end_date: '2031-05-01 11:00' };
+    const publicVenue = (await s.raw('POST', `${NS}/venues`, { as: author, json: { venue: 'Open hall' } })).body.id;
+    for (const status of ['draft', 'pending', 'private', 'future']) {
+      const title = `Secret-${status}-event`;
+      secrets.push(title);
+      await s.raw('POST', `${NS}/events`, { as: author, json: { title, status, ...dates, venue: publicVenue, date: status === 'future' ? '2030-01-01 00:00' : undefined } });
+      const venue = `Secret-${status}-venue`;
+      const organizer = `Secret-${status}-organizer`;
+      secrets.push(venue, organizer);
+      const v = (await s.raw('POST', `${NS}/venues`, { as: author, json: { venue, status, date: status === 'future' ? '2030-01-01 00:00' : undefined } })).body.id;
+      const o = (await s.raw('POST', `${NS}/organizers`, { as: author, json: { organizer, status, date: status === 'future' ? '2030-01-01 00:00' : undefined } })).body.id;
+      await s.raw('POST', `${NS}/events`, { as: author, json: { title: `Public event with ${status} links`, ...dates, venue: v, organizer: [o] } });
+    }
+    const trashed = (await s.raw('POST', `${NS}/events`, { as: author, json: { title: 'Secret-trash-event', ...dates } })).body.id;
+    secrets.push('Secret-trash-event');
+    await s.raw('DELETE', `${NS}/events/${trashed}`, { as: author });
+  });
+  afterAll(() => s.close());
+
+  it('shows no non-public title to anonymous callers, subscribers or other authors, anywhere', async () => {
+    const others = [undefined, s.user('subscriber'), s.user('author'), s.user('contributor')];
+    const ids = (s.db.prepare('SELECT id FROM posts').all() as { id: number }[]).map((r) => r.id);
+    const paths = [
+      `${NS}/events?start_date=2031-01-01&end_date=2031-12-31&per_page=50`,
+      `${NS}/events?search=Secret&start_date=2000-01-01&end_date=2040-01-01`,
+      `${NS}/events?include=${ids.join(',')}`,
+      `${NS}/venues?per_page=50`, `${NS}/venues?search=Secret`, `${NS}/organizers?per_page=50`, `${NS}/organizers?search=Secret`,
+      `${NS}/venues?has_events=1`, `${NS}/organizers?only_with_upcoming=1`,
+      ...ids.flatMap((id) => [`${NS}/events/${id}`, `${NS}/venues/${id}`, `${NS}/organizers/${id}`]),
+    ];
+    let checked = 0;
+    for (const as of others) {
+      for (const path of paths) {
+        const r = await s.raw('GET', path, { as });
+        expect(r.status, path).toBeLessThan(500);
+        for (const secret of secrets) expect(r.text.includes(secret), `${as?.login ?? 'anonymous'} ${path} shows ${secret}`).toBe(false);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(200);
+    // and the author does see them: the test is not blind
+    const own = await s.raw('GET', `${NS}/events?start_date=2031-01-01&end_date=2031-12-31&per_page=50`, { as: author });
+    expect(own.text).toContain('Secret-draft-event');
+  });
+});
