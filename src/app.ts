@@ -9,6 +9,7 @@ import { UsersRepository } from './db/users.js';
 import { CredentialVerifier } from './domain/passwords.js';
 import { discoveryHandlers } from './handlers/discovery.js';
 import { eventHandlers } from './handlers/events.js';
+import { healthHandlers } from './handlers/health.js';
 import { organizerHandlers, venueHandlers } from './handlers/linked.js';
 import { listHandlers } from './handlers/lists.js';
 import { categoryHandlers, tagHandlers } from './handlers/terms.js';
@@ -43,6 +44,7 @@ export async function createApp({ db, config, log }: { db: Db; config: Config; l
   const repos = createRepositories(db);
   const handlers = {
     ...discoveryHandlers(config),
+    ...healthHandlers(db),
     ...categoryHandlers(repos),
     ...tagHandlers(repos),
     ...eventHandlers({ ...repos, config }),

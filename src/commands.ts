@@ -1,7 +1,10 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config.js';
+import Database from 'better-sqlite3';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { openDatabase, type Db } from './db/connection.js';
-import { migrate } from './db/migrate.js';
+import { loadMigrations, migrate } from './db/migrate.js';
 import { PostsRepository } from './db/posts.js';
 import { seed } from './db/seed.js';
 import { TermsRepository } from './db/terms.js';
@@ -23,6 +26,9 @@ const USAGE = `usage: almanac <command>
   app-password revoke <login> <uuid>      revoke an application password
   seed --events N [--seed S]              fill the database with N realistic events (40 a day) and their venues,
                                           organizers, categories and tags
+  backup <file>                           copy the database to <file>, consistently, while the server runs
+  restore <file>                          replace the database with a backup (checked first), then migrate it
+  trash purge --older-than <N>d|h|w       delete for good what has been in the trash longer than that
 
 The database is ALMANAC_DB (default ./data/almanac.sqlite).`;
 
@@ -58,7 +64,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
     allowPositionals: true,
     options: {
       role: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, reassign: { type: 'string' },
-      events: { type: 'string' }, seed: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      events: { type: 'string' }, seed: { type: 'string' }, 'older-than': { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
   });
   const [command, sub, ...rest] = positionals;
@@ -78,6 +84,43 @@ export async function run(argv: string[], out: (line: string) => void = console.
     } finally {
       db.close();
     }
+    return;
+  }
+  if (command === 'backup') {
+    if (!sub) throw new UsageError('backup <file>: the file to write is required');
+    const db = open();
+    try {
+      const { totalPages } = await db.backup(sub);
+      out(`backed up ${loadConfig().dbPath} to ${sub} (${totalPages} pages)`);
+    } finally {
+      db.close();
+    }
+    return;
+  }
+  if (command === 'restore') {
+    if (!sub) throw new UsageError('restore <file>: the backup to restore is required');
+    if (!existsSync(sub)) throw new UsageError(`no file ${sub}`);
+    let source: Db;
+    try {
+      source = new Database(sub, { readonly: true, fileMustExist: true });
+      const check = source.pragma('integrity_check', { simple: true });
+      if (check !== 'ok') throw new Error(String(check));
+    } catch (err) {
+      throw new UsageError(`${sub} is not a sound Almanac database (${(err as Error).message})`);
+    }
+    try {
+      const version = source.pragma('user_version', { simple: true }) as number;
+      if (version > loadMigrations().length) throw new UsageError(`${sub} is at schema version ${version}, newer than this Almanac`);
+      const target = loadConfig().dbPath;
+      mkdirSync(dirname(target), { recursive: true });
+      // SQLite's backup API writes the target page by page under its locks, so readers see the old or the new data
+      await source.backup(target);
+    } finally {
+      source.close();
+    }
+    const db = open();
+    db.close();
+    out(`restored ${loadConfig().dbPath} from ${sub}`);
     return;
   }
   const db = open();
@@ -143,6 +186,16 @@ export async function run(argv: string[], out: (line: string) => void = console.
         };
         const result = seed(db, { posts: new PostsRepository(db), terms: new TermsRepository(db), users }, { events: count, seed: seedValue, onProgress: progress });
         out(`seeded ${result.events} events, ${result.venues} venues, ${result.organizers} organizers, ${result.categories} categories, ${result.tags} tags in ${result.seconds.toFixed(1)} s (${Math.round(result.events / result.seconds)} events/s)`);
+        return;
+      }
+      case 'trash purge': {
+        const m = /^(\d+)([dhw])$/.exec(values['older-than'] ?? '');
+        if (!m) throw new UsageError('--older-than N followed by d (days), h (hours) or w (weeks) is required, e.g. 30d');
+        const hours = Number(m[1]) * { h: 1, d: 24, w: 168 }[m[2] as 'h' | 'd' | 'w'];
+        const cutoff = new Date(Date.now() - hours * 3_600_000).toISOString().slice(0, 19).replace('T', ' ');
+        // a trashed record's modification time is when it was trashed; links and term counts follow (cascades, triggers)
+        const { changes } = db.prepare(`DELETE FROM posts WHERE status = 'trash' AND modified_utc < ?`).run(cutoff);
+        out(`purged ${changes} record${changes === 1 ? '' : 's'} trashed before ${cutoff} UTC`);
         return;
       }
       default:

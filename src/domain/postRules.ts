@@ -19,18 +19,21 @@ export function mayChange(verb: 'edit' | 'delete', caller: Caller | null, post: 
   const t = CAPABILITY_TYPE[post.type];
   const status = post.status === 'trash' ? (post.statusBeforeTrash ?? 'draft') : post.status;
   const caps = [`${verb}_${t}`];
-  if (post.authorId !== caller.id) caps.push(`${verb}_others_${t}`);
   if (status === 'publish' || status === 'future') caps.push(`${verb}_published_${t}`);
-  if (status === 'private') caps.push(`${verb}_private_${t}`);
+  if (post.authorId !== caller.id) {
+    caps.push(`${verb}_others_${t}`);
+    if (status === 'private') caps.push(`${verb}_private_${t}`); // only others' private records need it
+  }
   return can(caller, ...caps);
 }
 
-/** WordPress's `read_post`: published for everybody; private for its author or `read_private_*`; the rest for who may edit it. */
+/** WordPress's `read_post`: published for everybody; any record for its author; private for `read_private_*`; the rest for who may edit it. */
 export function mayRead(caller: Caller | null, post: Pick<PostBase, 'type' | 'authorId' | 'status' | 'statusBeforeTrash' | 'dateUtc'>, nowUtc: string): boolean {
   const status = effectiveStatus(post, nowUtc);
   if (status === 'publish') return true;
   if (!caller) return false;
-  if (status === 'private') return post.authorId === caller.id || can(caller, `read_private_${CAPABILITY_TYPE[post.type]}`);
+  if (post.authorId === caller.id) return true; // an author may always read their own records
+  if (status === 'private') return can(caller, `read_private_${CAPABILITY_TYPE[post.type]}`);
   return mayChange('edit', caller, post);
 }
 

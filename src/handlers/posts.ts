@@ -105,8 +105,8 @@ export class PostService {
 
   /** Moves a record to the trash (the slug gets `__trashed`; venues and organizers leave every event). */
   trash<T extends PostRecord>(record: T): T {
+    this.requireChange('delete', record); // before the trash check: a 410 must not tell others what is in the trash
     if (record.status === 'trash') throw new ApiError(410, `${record.type}-is-in-trash`, `The ${NOUN[record.type]} is already trashed`);
-    this.requireChange('delete', record);
     return this.deps.posts.transaction(() => {
       const trashed = {
         ...record,

@@ -33,6 +33,7 @@ export function toApiError(err: unknown, log: Logger, requestId: string): ApiErr
 export function respond(config: Config, log: Logger): Middleware {
   let sequence = 0;
   return async (ctx, next) => {
+    const started = Date.now();
     const requestId = `${process.pid.toString(36)}-${(++sequence).toString(36)}`;
     ctx.state.requestId = requestId;
     let outcome: Outcome;
@@ -76,6 +77,8 @@ export function respond(config: Config, log: Logger): Middleware {
     ctx.status = status;
     ctx.body = JSON.stringify(body);
     ctx.set('Content-Type', 'application/json; charset=UTF-8');
+    ctx.set('X-Request-Id', requestId);
+    log.debug('request', { requestId, method: ctx.method, path: ctx.path, status, user: ctx.state.user?.login, ms: Date.now() - started });
   };
 }
 

@@ -44,9 +44,12 @@ export class ContractChecker {
         throw new Error(`${where}: not a WordPress error body: ${JSON.stringify(body)}`);
       }
     }
-    if (status >= 500) throw new Error(`${where}: server error ${JSON.stringify(body)}`);
+    const serverError = () => new Error(`${where}: server error ${JSON.stringify(body)}`);
     const parsed = new URL(url);
-    if (parsed.searchParams.has('_fields') || parsed.searchParams.has('_envelope') || method === 'HEAD') return;
+    if (parsed.searchParams.has('_fields') || parsed.searchParams.has('_envelope') || method === 'HEAD') {
+      if (status >= 500) throw serverError();
+      return;
+    }
     let path = parsed.pathname.replace(/^\/(de|fr)(?=\/)/, '').replace(/(.)\/+$/, '$1');
     const restRoute = parsed.searchParams.get('rest_route');
     if (restRoute && (path === '/' || path === '/index.php')) path = '/wp-json' + restRoute.replace(/\/+$/, '');
@@ -60,9 +63,12 @@ export class ContractChecker {
     const noRoute = status === 404 && (body as { code?: string }).code === 'rest_no_route';
     const operation = noRoute ? undefined : api.matchOperation({ method: effective, path, headers: {} });
     if (!operation) {
+      if (status >= 500) throw serverError();
       if (status !== 404 && status !== 401 && status !== 400 && status !== 413) throw new Error(`${where}: no operation matches, yet the status is not an error`);
       return;
     }
+    // a 5xx is a bug unless the operation declares it (only the health check's 503 does)
+    if (status >= 500 && !operation.responses?.[String(status)]) throw serverError();
     if (!operation.responses?.[String(status)]) {
       throw new Error(`${where}: ${operation.operationId} does not declare status ${status}: ${JSON.stringify(body)}`);
     }
