@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
+import type { CachedAnswer } from './cache.js';
 import { ApiError } from './errors.js';
 import type { RoutedRequest } from './route.js';
 import type { RequestState } from './state.js';
@@ -17,6 +18,8 @@ export interface Outcome {
   status: number;
   body: unknown;
   headers: Record<string, string>;
+  /** The serialised answer, when it comes from the response cache. */
+  text?: string;
 }
 
 /** Any thrown value as a WordPress error. Unknown errors are logged and become a 500 that leaks nothing. */
@@ -39,7 +42,8 @@ export function respond(config: Config, log: Logger): Middleware {
     let outcome: Outcome;
     try {
       await next();
-      outcome = ctx.state.outcome as Outcome;
+      const cached = ctx.state.cached as CachedAnswer | undefined;
+      outcome = cached ? { status: cached.status, body: undefined, headers: cached.headers, text: cached.text } : (ctx.state.outcome as Outcome);
       if (!outcome) throw new Error('no handler produced an answer');
     } catch (err) {
       const apiError = toApiError(err, log, requestId);
@@ -49,7 +53,8 @@ export function respond(config: Config, log: Logger): Middleware {
     const authenticated = Boolean(ctx.state.user);
 
     ctx.set(COMMON_HEADERS);
-    const linkPrefix = (ctx.state.request as RequestState | undefined)?.linkPrefix ?? routed?.pathPrefix ?? '';
+    const cachedPrefix = (ctx.state.cached as CachedAnswer | undefined)?.linkPrefix;
+    const linkPrefix = cachedPrefix ?? (ctx.state.request as RequestState | undefined)?.linkPrefix ?? routed?.pathPrefix ?? '';
     if (routed) ctx.set('Link', `<${routed.site}${linkPrefix}/wp-json/>; rel="https://api.w.org/"`);
     if (routed?.allow) ctx.set('Allow', routed.allow(ctx.state.user?.role ?? null).join(', '));
     if (authenticated) {
@@ -67,15 +72,19 @@ export function respond(config: Config, log: Logger): Middleware {
     }
 
     let { status, body } = outcome;
-    if (routed?.fields && status < 300) body = keepFields(body, routed.fields);
-    if (routed?.envelope) {
-      body = { body, status, headers: outcome.headers };
-      status = 200;
-    } else {
-      ctx.set(outcome.headers);
+    let text = outcome.text;
+    if (text === undefined) {
+      if (routed?.fields && status < 300) body = keepFields(body, routed.fields);
+      if (routed?.envelope) {
+        body = { body, status, headers: outcome.headers };
+        status = 200;
+      }
+      text = JSON.stringify(body);
+      if (status < 300) (ctx.state.store as ((a: CachedAnswer) => void) | undefined)?.({ status, text, headers: routed?.envelope ? {} : outcome.headers, linkPrefix });
     }
+    if (!routed?.envelope || outcome.text !== undefined) ctx.set(outcome.headers);
     ctx.status = status;
-    ctx.body = JSON.stringify(body);
+    ctx.body = text;
     ctx.set('Content-Type', 'application/json; charset=UTF-8');
     ctx.set('X-Request-Id', requestId);
     log.debug('request', { requestId, method: ctx.method, path: ctx.path, status, user: ctx.state.user?.login, ms: Date.now() - started });

@@ -1,0 +1,71 @@
+import type { Middleware } from 'koa';
+import type { Db } from '../db/connection.js';
+import type { RoutedRequest } from './route.js';
+
+/**
+ * A cache of serialised GET answers that is exactly right, never merely fresh enough:
+ * - every entry belongs to one database generation: `PRAGMA data_version` (changes when another connection or
+ *   process commits) and `total_changes()` (this connection's writes, triggers included). Any write anywhere makes
+ *   every entry unreachable;
+ * - list answers also belong to the current second: their time-dependent parts (default window, relative dates,
+ *   "upcoming", scheduled records falling due) are all computed at one-second resolution;
+ * - other answers stay valid until the next scheduled record falls due (its effective status changes then);
+ * - the key holds the caller (user and role), the site address and the full URL (language, password, `_fields`).
+ * The health check is never cached. Entries are bounded in number and bytes, oldest out first.
+ */
+export interface CachedAnswer {
+  status: number;
+  text: string;
+  headers: Record<string, string>;
+  /** The language prefix of the answer's links (for the Link header), as the request resolved it. */
+  linkPrefix: string;
+}
+
+const MAX_ENTRIES = 20_000;
+const MAX_BYTES = 64 * 1024 * 1024;
+
+export function responseCache(db: Db): Middleware {
+  const generationOf = db.prepare<[], { changes: number; version: number }>('SELECT total_changes() AS changes, (SELECT data_version FROM pragma_data_version) AS version');
+  const nextDueOf = db.prepare<[string], { due: string | null }>(`SELECT MIN(date_utc) AS due FROM posts WHERE status = 'future' AND date_utc > ?`);
+  const entries = new Map<string, CachedAnswer>();
+  let bytes = 0;
+  let generation = '';
+  let nextDue: string | null = null;
+
+  const nowWire = () => new Date().toISOString().slice(0, 19).replace('T', ' ');
+  return async (ctx, next) => {
+    const routed = ctx.state.routed as RoutedRequest;
+    const operation = routed.operation;
+    if ((routed.method !== 'GET' && routed.method !== 'HEAD') || !operation || operation.operationId === 'getHealth') return next();
+
+    const g = generationOf.get()!;
+    const current = `${g.version}:${g.changes}`;
+    const now = nowWire();
+    if (current !== generation || (nextDue !== null && now >= nextDue)) {
+      entries.clear();
+      bytes = 0;
+      generation = current;
+      nextDue = nextDueOf.get(now)?.due ?? null;
+    }
+    const list = operation.operationId.startsWith('list');
+    const user = ctx.state.user as { id: number; role: string } | null;
+    const key = `${list ? now : ''}|${user ? `${user.id}:${user.role}` : '-'}|${routed.site}|${ctx.url}`;
+    const hit = entries.get(key);
+    if (hit) {
+      ctx.state.cached = hit;
+      return;
+    }
+    await next();
+    // the response stage hands the serialised answer back for storing (2xx only)
+    ctx.state.store = (answer: CachedAnswer) => {
+      if (answer.text.length > MAX_BYTES / 64) return;
+      entries.set(key, answer);
+      bytes += answer.text.length;
+      for (const [oldest, value] of entries) {
+        if (entries.size <= MAX_ENTRIES && bytes <= MAX_BYTES) break;
+        entries.delete(oldest);
+        bytes -= value.text.length;
+      }
+    };
+  };
+}
