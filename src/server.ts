@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type Server } from 'node:http';
+import type Koa from 'koa';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/connection.js';
@@ -6,6 +7,23 @@ import { migrate } from './db/migrate.js';
 import { UsersRepository } from './db/users.js';
 import { ensureBootstrapAdmin } from './domain/passwords.js';
 import { createLogger, type Logger } from './log.js';
+
+/**
+ * The HTTP server of an app: URLs and headers up to 64 KiB (a long search or slug is the app's to refuse, with a
+ * WordPress error), and requests Node's parser refuses still answered in WordPress's error shape.
+ */
+export function createHttpServer(koa: Koa): Server {
+  const server = createServer({ maxHeaderSize: 64 * 1024 }, koa.callback());
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+    const body = JSON.stringify(status === 431
+      ? { code: 'rest_request_too_large', message: 'The request line or headers are larger than this server accepts.', data: { status } }
+      : { code: 'rest_invalid_request', message: 'The request is not valid HTTP.', data: { status } });
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=UTF-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
+  return server;
+}
 
 /** Migrates the database and ensures the bootstrap administrator (once, before any worker serves). */
 export async function prepareDatabase(config: Config, log: Logger): Promise<void> {
@@ -28,7 +46,7 @@ export async function serve(config: Config, options: { prepared?: boolean } = {}
   if (!options.prepared) await prepareDatabase(config, log);
   const db = openDatabase(config.dbPath);
   const { koa } = await createApp({ db, config, log });
-  const server = createServer(koa.callback());
+  const server = createHttpServer(koa);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

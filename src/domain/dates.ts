@@ -52,6 +52,17 @@ const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?
  * Returns null when the text is none of these.
  */
 export function parseDateInput(text: string, zone: Zone, now: DateTime = DateTime.utc()): ParsedDate | null {
+  const parsed = parseAnyDate(text, zone, now);
+  return parsed && inWireRange(parsed.value) ? parsed : null;
+}
+
+/** Whether a date and its UTC instant both fit the wire format's years 0001–9999. */
+export function inWireRange(value: DateTime): boolean {
+  const utc = value.toUTC();
+  return value.isValid && value.year >= 1 && value.year <= 9999 && utc.year >= 1 && utc.year <= 9999;
+}
+
+function parseAnyDate(text: string, zone: Zone, now: DateTime): ParsedDate | null {
   const input = text.trim();
   if (input === '' || input.length > 100) return null;
 

@@ -1,6 +1,6 @@
 import { DateTime, type Zone } from 'luxon';
 import type { EventRecord } from '../db/posts.js';
-import { parseDateInput, parseZone, toWire, WIRE_FORMAT } from './dates.js';
+import { inWireRange, parseDateInput, parseZone, toWire, WIRE_FORMAT } from './dates.js';
 
 /** The times of an event record. */
 export type EventTimes = Pick<EventRecord, 'startLocal' | 'endLocal' | 'startUtc' | 'endUtc' | 'timezone' | 'allDay'>;
@@ -64,6 +64,7 @@ export function eventTimes(input: EventTimesInput, current: EventTimes | null, s
     end = end.set({ hour: 23, minute: 59, second: 59, millisecond: 0 });
   }
   if (end < start) end = start;
+  if (!inWireRange(end)) throw new TimeInputError(input.end_date !== undefined ? 'end_date' : 'start_date');
   return { startLocal: toWire(start), endLocal: toWire(end), startUtc: toWire(start.toUTC()), endUtc: toWire(end.toUTC()), timezone, allDay };
 }
 

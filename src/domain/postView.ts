@@ -178,7 +178,7 @@ export class PostView {
         global_id,
         global_id_lineage,
       };
-      dropEmpty(wire, ['show_map', 'show_map_link', 'global_id', 'global_id_lineage']);
+      dropEmpty(wire, ['venue', 'slug', 'show_map', 'show_map_link', 'global_id', 'global_id_lineage']);
     } else {
       wire = {
         ...head,
@@ -194,7 +194,7 @@ export class PostView {
         global_id,
         global_id_lineage,
       };
-      dropEmpty(wire, ['global_id', 'global_id_lineage']);
+      dropEmpty(wire, ['organizer', 'slug', 'global_id', 'global_id_lineage']);
     }
     wire.lang = record.lang;
     wire.translations = this.translationsOf(record, translations);

@@ -39,6 +39,7 @@ const TRANSLITERATION: Record<string, string> = {
  */
 export function slugify(text: string): string {
   let s = text
+    .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '') // lone surrogates cannot be encoded
     .replace(/<(?!\s)[^>]*>?/g, '') // PHP's strip_tags: `<` followed by white space starts no tag
     .replace(/%(?![0-9a-fA-F]{2})/g, '') // percent signs that start no octet
     .replace(/&[^\s;]+;/g, '')
@@ -73,4 +74,17 @@ export function slugify(text: string): string {
  */
 export function foldForSearch(text: string): string {
   return text.normalize('NFD').replace(/\p{M}+/gu, '').toLowerCase();
+}
+
+/** An absolute http(s) URL with a real host name (or IP address), as WordPress's URL checks want; normalised, or null. */
+export function webUrl(text: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  if (!/^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])$/i.test(url.hostname)) return null;
+  return url.href;
 }

@@ -14,7 +14,7 @@ import { CAPABILITY_TYPE, mayChange, mayRead, resolveStatus, unlocks } from '../
 import { PostView, type ViewOptions } from '../domain/postView.js';
 import { TAXONOMY } from '../domain/termView.js';
 import { isTruthy } from '../http/params.js';
-import { sanitizeTextField, slugify } from '../domain/text.js';
+import { sanitizeTextField, slugify, webUrl } from '../domain/text.js';
 import { ApiError, forbidden, invalidParam, invalidParams } from '../http/errors.js';
 import { allowedMethods } from '../http/routeIndex.js';
 import { NAMESPACE_PATH } from '../http/spec.js';
@@ -255,8 +255,10 @@ export class PostService {
       if (!media) throw invalidParam('image');
       return media.id;
     }
+    const url = webUrl(image);
+    if (url === null) throw invalidParam('image');
     if (!hasCapabilities(this.state.user?.role ?? null, ['upload_files'])) throw invalidParams({ image: 'Sorry, you are not allowed to add images by URL.' });
-    return this.deps.media.register(image).id;
+    return this.deps.media.register(url).id;
   }
 
   private eventRecord(body: EventFields, current: EventRecord | null): NewRecord<'event'> {

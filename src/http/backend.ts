@@ -3,6 +3,7 @@ import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type Context, type Document, type Operation } from 'openapi-backend';
 import { hasCapabilities } from '../domain/capabilities.js';
 import { parseDateInput, parseZone } from '../domain/dates.js';
+import { webUrl } from '../domain/text.js';
 import { FixedOffsetZone } from 'luxon';
 import { ApiError, forbidden, invalidParam, invalidParams, missingParams, noRoute } from './errors.js';
 import { flattenAllOf, type SchemaNode } from './params.js';
@@ -43,14 +44,7 @@ function isTypeOnly(schema: SchemaNode | undefined): boolean {
 const FORMATS: Record<string, (value: string) => boolean> = {
   'wp-date-input': (v) => parseDateInput(v, FixedOffsetZone.utcInstance) !== null,
   'wp-timezone': (v) => v === '' || parseZone(v) !== null,
-  'wp-url-or-empty': (v) => {
-    if (v === '') return true;
-    try {
-      return new URL(v).host !== '';
-    } catch {
-      return false;
-    }
-  },
+  'wp-url-or-empty': (v) => v === '' || webUrl(v) !== null,
 };
 
 export interface Backend {
@@ -139,7 +133,7 @@ export async function createBackend(handlers: Handlers, options: { validateRespo
     if (!op) return null;
     const m = meta.get(op.operationId!)!;
     if (m.integerPathParams.length > 0) {
-      const values = pathValues(op.path, path);
+      const values = pathValues(op.path, path); // the path decodes: route resolution refused it otherwise
       if (m.integerPathParams.some((name) => !/^\d+$/.test(values[name] ?? ''))) return null;
     }
     return m;

@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import type { Backend, OperationMeta } from './backend.js';
 import type { RawBody } from './body.js';
 import { invalidParams, noRoute } from './errors.js';
-import { normalise, nulParameter } from './params.js';
+import { normalise, unsafeTextParameter } from './params.js';
 import type { Outcome } from './respond.js';
 import type { RoutedRequest } from './route.js';
 import { describeRoute } from './routeIndex.js';
@@ -34,8 +34,8 @@ export function dispatch(backend: Backend): Middleware {
     const operation = routed.operation;
     if (!operation) throw noRoute();
     const body = operation.body ? requestBody(ctx.state.rawBody as RawBody, routed, operation) : undefined;
-    const withNul = nulParameter(routed.query) ?? (body ? nulParameter(body) : null);
-    if (withNul !== null) throw invalidParams({ [withNul]: 'Contains a NUL character.' });
+    const unsafe = unsafeTextParameter(routed.query) ?? (body ? unsafeTextParameter(body) : null);
+    if (unsafe !== null) throw invalidParams({ [unsafe]: 'Contains a NUL character or text that is not valid Unicode.' });
     await backend.api.handleRequest(
       {
         method: operation.method,

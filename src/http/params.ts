@@ -45,10 +45,12 @@ export function undecodablePair(text: string): string | null {
   return null;
 }
 
-/** The first top-level name whose value holds a NUL character (anywhere inside), or null. */
-export function nulParameter(values: Record<string, unknown>): string | null {
+const UNSAFE_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** The first top-level name whose value holds a NUL character or a lone surrogate (anywhere inside), or null. */
+export function unsafeTextParameter(values: Record<string, unknown>): string | null {
   const has = (v: unknown): boolean =>
-    typeof v === 'string' ? v.includes('\u0000') : Array.isArray(v) ? v.some(has) : v !== null && typeof v === 'object' ? Object.values(v).some(has) : false;
+    typeof v === 'string' ? UNSAFE_TEXT.test(v) : Array.isArray(v) ? v.some(has) : v !== null && typeof v === 'object' ? Object.values(v).some(has) : false;
   return Object.keys(values).find((k) => has(values[k])) ?? null;
 }
 
@@ -104,8 +106,9 @@ const FALSE_WORDS = new Set(['false', '0']);
 const INTEGER = /^[+-]?\d+$/;
 const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i;
 
+/** A scalar's value; a tree sent for a scalar becomes a plain object, which the validator then refuses. */
 function scalarFor(value: unknown): unknown {
-  return value instanceof TextValues ? value.last : value;
+  return value instanceof TextValues ? value.last : isTree(value) ? plain(value) : value;
 }
 
 function isTree(value: unknown): value is TextTree {

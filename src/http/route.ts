@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import { hasCapabilities, type Role } from '../domain/capabilities.js';
 import { allowedMethods } from './routeIndex.js';
 import type { Backend, OperationMeta } from './backend.js';
-import { ApiError, invalidParams } from './errors.js';
+import { ApiError, invalidParams, noRoute } from './errors.js';
 import { normalise, parseTextTree, TextValues, undecodablePair, type TextTree } from './params.js';
 import type { LangPrefix } from './state.js';
 
@@ -47,6 +47,11 @@ export function resolveRoute(backend: Backend, config: Config): Middleware {
     if (undecodable !== null) throw invalidParams({ [undecodable]: 'Not valid percent-encoded UTF-8.' });
     const rawQuery = parseTextTree(ctx.querystring);
     let path = ctx.path;
+    try {
+      decodeURIComponent(path);
+    } catch {
+      throw noRoute(); // no route has a path that does not decode
+    }
     let pathPrefix: LangPrefix = '';
     const lang = /^\/(de|fr)(\/.*)$/.exec(path);
     if (lang) {

@@ -1,6 +1,6 @@
 import createClient, { type Middleware } from 'openapi-fetch';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { paths } from '../../generated/api.js';
@@ -11,6 +11,7 @@ import { migrate } from '../../src/db/migrate.js';
 import type { Role } from '../../src/domain/capabilities.js';
 import { addGeneratedPassword, ensureBootstrapAdmin } from '../../src/domain/passwords.js';
 import { createLogger } from '../../src/log.js';
+import { createHttpServer } from '../../src/server.js';
 import { ContractChecker } from './contract.js';
 
 export const NS = '/wp-json/tribe/events/v1';
@@ -38,7 +39,7 @@ export class TestServer {
     migrate(db);
     const { koa, repos } = await createApp({ db, config, log: createLogger(config.logLevel) });
     await ensureBootstrapAdmin(repos.users, 'admin', 'bootstrap-secret');
-    const server = createServer(koa.callback());
+    const server = createHttpServer(koa);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
     return new TestServer(`http://127.0.0.1:${port}`, db, repos, config, server, dir);
