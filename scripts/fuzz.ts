@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createHttpServer } from '../src/server.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -53,7 +53,7 @@ const admin: Credentials = { login: 'admin', password: 'fuzz-bootstrap-secret' }
 await ensureBootstrapAdmin(repos.users, admin.login, admin.password);
 const authorUser = repos.users.create({ login: 'fuzz-author', email: 'fuzz-author@example.test', role: 'author' });
 const author: Credentials = { login: 'fuzz-author', password: addGeneratedPassword(repos.users, authorUser.id, 'fuzz').display };
-const server = createServer(koa.callback());
+const server = createHttpServer(koa);
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 

@@ -19,9 +19,19 @@ try {
     const log = createLogger(config.logLevel);
     await prepareDatabase(config, log);
     let stopping = false;
+    const listening = new Set<number>();
     for (let i = 0; i < workers; i++) cluster.fork();
+    cluster.on('listening', (worker) => listening.add(worker.id));
     cluster.on('exit', (worker, code) => {
       if (stopping) return;
+      if (!listening.has(worker.id)) {
+        // a worker that never served (the port is taken, say) would fail again: stop rather than fork forever
+        log.error('a worker could not start; stopping', { pid: worker.process.pid, code });
+        stopping = true;
+        for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM');
+        process.exitCode = 1;
+        return;
+      }
       log.error('worker exited; starting another', { pid: worker.process.pid, code });
       cluster.fork();
     });

@@ -16,10 +16,10 @@ export function eventHandlers(deps: PostDeps): Pick<Handlers, EventOps> {
     status: 200 as const,
     body: s.view([s.readableEvent(id, password)], { single: true, password })[0] as never,
   });
-  const update = (s: PostService, id: number, body: unknown) => {
-    const current = s.eventById(id);
-    return { status: 200 as const, body: s.view([s.updateEvent(current, (body ?? {}) as EventFields)], { single: false, write: true })[0] as never };
-  };
+  const update = (s: PostService, id: number, body: unknown) => ({
+    status: 200 as const,
+    body: s.view([s.updateEvent(id, (body ?? {}) as EventFields)], { single: false, write: true })[0] as never,
+  });
   const trash = (s: PostService, id: number) => {
     const current = s.eventById(id);
     return { status: 200 as const, body: s.view([s.trash(current)], { single: false, write: true })[0] as never };

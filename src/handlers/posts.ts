@@ -103,11 +103,15 @@ export class PostService {
     if (!mayChange(verb, this.state.user, record)) throw forbidden(this.state.user !== null);
   }
 
-  /** Moves a record to the trash (the slug gets `__trashed`; venues and organizers leave every event). */
-  trash<T extends PostRecord>(record: T): T {
-    this.requireChange('delete', record); // before the trash check: a 410 must not tell others what is in the trash
-    if (record.status === 'trash') throw new ApiError(410, `${record.type}-is-in-trash`, `The ${NOUN[record.type]} is already trashed`);
+  /**
+   * Moves a record to the trash (the slug gets `__trashed`; venues and organizers leave every event). The record is
+   * read again under the write lock, so a concurrent writer in another process is never overwritten.
+   */
+  trash<T extends PostRecord>(target: T): T {
     return this.deps.posts.transaction(() => {
+      const record = this.deps.posts.findOfType(target.type, target.id) as T;
+      this.requireChange('delete', record); // before the trash check: a 410 must not tell others what is in the trash
+      if (record.status === 'trash') throw new ApiError(410, `${record.type}-is-in-trash`, `The ${NOUN[record.type]} is already trashed`);
       const trashed = {
         ...record,
         status: 'trash' as const,
@@ -125,11 +129,13 @@ export class PostService {
     return this.deps.posts.transaction(() => this.deps.posts.findOfType('event', this.deps.posts.insert(this.eventRecord(body, null)))!);
   }
 
-  updateEvent(current: EventRecord, body: EventFields): EventRecord {
-    this.requireChange('edit', current);
+  /** A partial update, computed from the event as it is under the write lock (other processes may write too). */
+  updateEvent(id: number, body: EventFields): EventRecord {
     return this.deps.posts.transaction(() => {
-      this.deps.posts.update({ ...this.eventRecord(body, current), id: current.id, translationGroup: current.translationGroup });
-      return this.deps.posts.findOfType('event', current.id)!;
+      const current = this.eventById(id);
+      this.requireChange('edit', current);
+      this.deps.posts.update({ ...this.eventRecord(body, current), id, translationGroup: current.translationGroup });
+      return this.deps.posts.findOfType('event', id)!;
     });
   }
 
@@ -138,9 +144,11 @@ export class PostService {
     return this.deps.posts.transaction(() => this.deps.posts.findOfType(type, this.createOrMatch(type, body))!);
   }
 
-  updateLinked<R extends VenueRecord | OrganizerRecord>(current: R, body: VenueFields & OrganizerFields): R {
-    this.requireChange('edit', current);
+  /** A partial update of a venue or organizer, computed from the record as it is under the write lock. */
+  updateLinked<R extends VenueRecord | OrganizerRecord>(target: R, body: VenueFields & OrganizerFields): R {
     return this.deps.posts.transaction(() => {
+      const current = this.deps.posts.findById(target.id) as R;
+      this.requireChange('edit', current);
       this.deps.posts.update({ ...this.linkedRecord(current.type, body, current), id: current.id, translationGroup: current.translationGroup } as PostRecord);
       return this.deps.posts.findById(current.id) as R;
     });

@@ -1,0 +1,18 @@
+import { execFileSync } from 'node:child_process';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * vitest globalSetup: compiles the server once before any test runs, so tests that start Almanac as a child process
+ * (`dist/src/main.js`) run the current sources, not a stale build.
+ */
+export default function setup(): void {
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+  try {
+    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'pipe', encoding: 'utf8' });
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; message: string };
+    const output = `${e.stdout ?? ''}${e.stderr ?? ''}`.trim() || e.message;
+    throw new Error(`npx tsc -p tsconfig.build.json failed, so dist/ may be stale:\n${output}`);
+  }
+}
