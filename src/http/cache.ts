@@ -26,7 +26,11 @@ const MAX_BYTES = 64 * 1024 * 1024;
 
 export function responseCache(db: Db): Middleware {
   const generationOf = db.prepare<[], { changes: number; version: number }>('SELECT total_changes() AS changes, (SELECT data_version FROM pragma_data_version) AS version');
-  const nextDueOf = db.prepare<[string], { due: string | null }>(`SELECT MIN(date_utc) AS due FROM posts WHERE status = 'future' AND date_utc > ?`);
+  // through the partial indexes of scheduled events and of venue and organizer posts, never a scan of every post
+  const nextDueOf = db.prepare<{ now: string }, { due: string | null }>(`SELECT MIN(due) AS due FROM (
+    SELECT MIN(date_utc) AS due FROM events WHERE status = 'future' AND date_utc > @now
+    UNION ALL
+    SELECT MIN(date_utc) FROM posts WHERE type <> 'event' AND status = 'future' AND date_utc > @now)`);
   const entries = new Map<string, CachedAnswer>();
   let bytes = 0;
   let generation = '';
@@ -45,7 +49,7 @@ export function responseCache(db: Db): Middleware {
       entries.clear();
       bytes = 0;
       generation = current;
-      nextDue = nextDueOf.get(now)?.due ?? null;
+      nextDue = nextDueOf.get({ now })?.due ?? null;
     }
     const list = operation.operationId.startsWith('list');
     const user = ctx.state.user as { id: number; role: string } | null;

@@ -1,0 +1,56 @@
+import Database from 'better-sqlite3';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { projectRoot } from '../src/paths.js';
+import { basic, NS } from './helpers/server.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'almanac-shutdown-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Starts the built server (test/setup/build.ts builds it) and resolves with its address once it listens. */
+function start(db: string, workers = 1) {
+  const child = spawn(process.execPath, [join(projectRoot, 'dist', 'src', 'main.js')], {
+    env: { ...process.env, ALMANAC_DB: db, PORT: '0', ALMANAC_WORKERS: String(workers), ALMANAC_ADMIN_USER: 'admin', ALMANAC_ADMIN_PASSWORD: 'shutdown-secret', ALMANAC_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const url = new Promise<string>((resolve, reject) => {
+    let log = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      log += chunk.toString();
+      const m = /"almanac listening","url":"http:\/\/[^:]+:(\d+)/.exec(log);
+      if (m) resolve(`http://127.0.0.1:${m[1]}`);
+    });
+    child.once('exit', (code) => reject(new Error(`exited early (${code}): ${log}`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, url, exited };
+}
+
+describe('graceful shutdown', () => {
+  it.each([1, 2])('with %i worker(s), SIGTERM exits 0, keeps every acknowledged write and checkpoints the log', async (workers) => {
+    const db = join(dir, `shutdown-${workers}.sqlite`);
+    const server = start(db, workers);
+    const url = await server.url;
+    const auth = { Authorization: basic({ login: 'admin', password: 'shutdown-secret' }), 'Content-Type': 'application/json' };
+    const created = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+      fetch(`${url}${NS}/events`, { method: 'POST', headers: auth, body: JSON.stringify({ title: `Before shutdown ${i}`, start_date: '2031-01-01 10:00', end_date: '2031-01-01 11:00' }) }).then((r) => r.status)));
+    expect(created.every((s) => s === 201)).toBe(true);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    const wal = (() => {
+      try {
+        return statSync(`${db}-wal`).size;
+      } catch {
+        return 0;
+      }
+    })();
+    expect(wal).toBe(0);
+    const check = new Database(db, { readonly: true });
+    expect(check.pragma('integrity_check', { simple: true })).toBe('ok');
+    expect(check.prepare(`SELECT COUNT(*) AS n FROM posts WHERE title LIKE 'Before shutdown %'`).get()).toEqual({ n: 20 });
+    check.close();
+  });
+});
