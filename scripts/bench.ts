@@ -200,7 +200,7 @@ function growthChart(series: { events: number; rows: Row[] }[]): string {
   const colors = ['#2b6cb0', '#c53030', '#2f855a', '#b7791f', '#6b46c1', '#319795', '#d53f8c'];
   const lines = names.map((name, k) => {
     const pts = series.map((s, i) => `${x(i).toFixed(0)},${y(s.rows.find((r) => r.scenario === name)!.almanac.p50).toFixed(0)}`).join(' ');
-    return `<polyline fill="none" stroke="${colors[k % colors.length]}" stroke-width="2" points="${pts}"/><text x="620" y="${30 + k * 14}" font-size="10" fill="${colors[k % colors.length]}">${name}</text>`;
+    return `<polyline fill="none" stroke="${colors[k % colors.length]}" stroke-width="2" points="${pts}"/><text x="620" y="${30 + k * 14}" font-size="10" fill="${colors[k % colors.length]}">${name.replace(/&/g, '&amp;')}</text>`;
   });
   const ticks = series.map((s, i) => `<text x="${x(i) - 20}" y="280" font-size="10">${s.events.toLocaleString('en')}</text>`);
   return `<svg xmlns="http://www.w3.org/2000/svg" width="820" height="300" font-family="sans-serif">
