@@ -305,11 +305,6 @@ export class PostsRepository {
     return null;
   }
 
-  findBySlug<T extends PostType>(type: T, lang: Lang, slug: string): RecordOf<T> | null {
-    const id = this.stmts.idBySlug.get(type, lang, slug)?.id;
-    return id === undefined ? null : this.findOfType(type, id);
-  }
-
   /** Records of one type by id, in one query per table however many are asked for. */
   findMany<T extends PostType>(type: T, ids: number[]): Map<number, RecordOf<T>> {
     const out = new Map<number, RecordOf<T>>();

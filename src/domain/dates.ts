@@ -170,7 +170,3 @@ export function toWire(value: DateTime): string {
   return value.toFormat(WIRE_FORMAT);
 }
 
-/** The current UTC time in wire format. */
-export function nowUtcWire(): string {
-  return toWire(DateTime.utc());
-}

@@ -96,7 +96,7 @@ export class PostView {
         .map((o) => this.linked(o, options, translations, images));
       const eventTerms = event.termIds.map((id) => terms.get(id)).filter((t) => t !== undefined).sort((a, b) => a.name.localeCompare(b.name, 'en', { sensitivity: 'base' }) || a.id - b.id);
       const wire: Wire = {
-        ...this.common(event, translations),
+        ...this.common(event),
         title: renderTitle(event.title),
         description: autop(event.content).trim(),
         excerpt: autop(event.excerpt).trim(),
@@ -150,7 +150,7 @@ export class PostView {
 
   /** A venue or organizer record (its own or embedded in an event). */
   private linked(record: VenueRecord | OrganizerRecord, options: ViewOptions, translations: Translations, images: Images): Wire {
-    const common = this.common(record, translations);
+    const common = this.common(record);
     const { global_id, global_id_lineage, ...head } = common;
     let wire: Wire;
     if (record.type === 'venue') {
@@ -202,7 +202,7 @@ export class PostView {
   }
 
   /** Keys every record starts with (events add `rest_url` after `url`). */
-  private common(record: PostRecord, _translations: Translations): Wire {
+  private common(record: PostRecord): Wire {
     const globalId = this.globalId(record.id);
     const wire: Wire = { id: record.id };
     if (record.type === 'event') Object.assign(wire, { global_id: globalId, global_id_lineage: [globalId, ...record.globalIdLineage] });
