@@ -46,6 +46,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Documentation page
+         * @description This contract rendered for reading in a browser (Swagger UI, served by Almanac itself: no CDN, no telemetry). It
+         *     reads the document from `GET /wp-json/tribe/events/v1/doc`, and "Try it out" calls this server.
+         */
+        get: operations["getDocsPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/swagger-ui.css": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Documentation page stylesheet
+         * @description The stylesheet of the documentation page.
+         */
+        get: operations["getDocsStylesheet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/swagger-ui-bundle.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Documentation page script
+         * @description The script of the documentation page.
+         */
+        get: operations["getDocsScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/wp-json/tribe/events/v1": {
         parameters: {
             query?: never;
@@ -492,6 +553,52 @@ export interface paths {
          * @description A partial update: fields left out keep their value. A `slug` used by another tag is refused with `duplicate_term_slug`.
          */
         patch: operations["patchTag"];
+        trace?: never;
+    };
+    "/wp-json/tribe/events/v1/events.ics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Events as an iCalendar feed
+         * @description Almanac extension: the events `GET /events` would list for the same filters and caller, as an iCalendar
+         *     (RFC 5545) feed a calendar app can subscribe to. No paging: at most the first 1,000 events by start.
+         *     Password-protected events are left out. Each event is one `VEVENT` with a stable `UID`, `DTSTAMP` (last
+         *     change), `SEQUENCE` (number of changes), `DTSTART`/`DTEND` in the event's timezone with its `VTIMEZONE`
+         *     (all-day events as dates, `DTEND` the day after the last day), `SUMMARY`, `DESCRIPTION` (plain text),
+         *     `LOCATION` (the venue), `URL`, `CATEGORIES` and `ORGANIZER` (organizers with an e-mail).
+         */
+        get: operations["getEventsCalendar"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/wp-json/tribe/events/v1/events/{id}/ics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One event as iCalendar
+         * @description Almanac extension: the event as an iCalendar (RFC 5545) object with one `VEVENT` (see `GET /events.ics`), for
+         *     "add to my calendar" links. The same readability rules and errors as `GET /events/{id}`.
+         */
+        get: operations["getEventCalendar"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
 }
@@ -1927,7 +2034,9 @@ export interface components {
         TranslationOf: number;
         /** @description One page of events. */
         EventList: {
-            events: components["schemas"]["Event"][];
+            /** @description The records; with `modified_after`, tombstones stand for the ones the caller may not read. */
+            events: (components["schemas"]["Event"] | components["schemas"]["Tombstone"])[];
+            sync_rest_url?: components["schemas"]["SyncUrl"];
             rest_url: components["schemas"]["PageUrl"];
             next_rest_url?: components["schemas"]["PageUrl"];
             previous_rest_url?: components["schemas"]["PageUrl"];
@@ -1936,7 +2045,9 @@ export interface components {
         };
         /** @description One page of venues. */
         VenueList: {
-            venues: components["schemas"]["Venue"][];
+            /** @description The records; with `modified_after`, tombstones stand for the ones the caller may not read. */
+            venues: (components["schemas"]["Venue"] | components["schemas"]["Tombstone"])[];
+            sync_rest_url?: components["schemas"]["SyncUrl"];
             rest_url: components["schemas"]["PageUrl"];
             next_rest_url?: components["schemas"]["PageUrl"];
             previous_rest_url?: components["schemas"]["PageUrl"];
@@ -1945,7 +2056,9 @@ export interface components {
         };
         /** @description One page of organizers. */
         OrganizerList: {
-            organizers: components["schemas"]["Organizer"][];
+            /** @description The records; with `modified_after`, tombstones stand for the ones the caller may not read. */
+            organizers: (components["schemas"]["Organizer"] | components["schemas"]["Tombstone"])[];
+            sync_rest_url?: components["schemas"]["SyncUrl"];
             rest_url: components["schemas"]["PageUrl"];
             next_rest_url?: components["schemas"]["PageUrl"];
             previous_rest_url?: components["schemas"]["PageUrl"];
@@ -2057,6 +2170,47 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /**
+         * @description An iCalendar (RFC 5545) object, `text/calendar; charset=utf-8`.
+         * @example BEGIN:VCALENDAR
+         *     VERSION:2.0
+         *     PRODID:-//Almanac//Almanac//EN
+         *     BEGIN:VEVENT
+         *     UID:event-42@calendar.example.org
+         *     SEQUENCE:3
+         *     DTSTAMP:20261123T091500Z
+         *     DTSTART;TZID=Europe/Berlin:20261204T190000
+         *     DTEND;TZID=Europe/Berlin:20261204T220000
+         *     SUMMARY:Winter concert
+         *     END:VEVENT
+         *     END:VCALENDAR
+         */
+        ICalendar: string;
+        /** @description A record of a `modified_after` list that the caller may not read; a mirror removes it. */
+        Tombstone: {
+            id: number;
+            /**
+             * @description `trash`: trashed, or deleted for good; `unavailable`: it exists, but this caller may not read it (not
+             *     published, private, scheduled, or outside the `status` asked for).
+             * @enum {string}
+             */
+            status: "trash" | "unavailable";
+            /**
+             * @description When it changed, site-local (`Y-m-d H:i:s`).
+             * @example 2026-11-23 10:15:00
+             */
+            modified: string;
+            /**
+             * @description When it changed, UTC (`Y-m-d H:i:s`).
+             * @example 2026-11-23 09:15:00
+             */
+            modified_utc: string;
+        };
+        /**
+         * Format: uri
+         * @description With `modified_after` only: where the next sync pass starts. Keep it once a page has no `next_rest_url`.
+         */
+        SyncUrl: string;
     };
     responses: {
         /**
@@ -2154,6 +2308,40 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The copy the caller holds (named by `If-None-Match`, or for a single record dated by `If-Modified-Since`) is
+         *     current. No body.
+         */
+        NotModified: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                "Cache-Control": components["headers"]["CacheControl"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /**
+         * @description `rest_precondition_failed`: `If-Match` names none of the record's current versions (somebody changed it since
+         *     the caller read it, or the caller cannot read it). Nothing was changed: read the record again, reapply the
+         *     change, and retry.
+         */
+        PreconditionFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "rest_precondition_failed",
+                 *       "message": "The record has changed since it was read: If-Match names none of its current versions.",
+                 *       "data": {
+                 *         "status": 412
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -2271,6 +2459,40 @@ export interface components {
         TermEvent: components["schemas"]["PositiveId"];
         /** @description Only the term with this slug. */
         TermSlug: string;
+        /**
+         * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+         *     body.
+         */
+        IfNoneMatch: string;
+        /**
+         * @description An HTTP date. When the record has not changed since (see `Last-Modified`), the answer is 304 with no body.
+         *     Ignored when `If-None-Match` is sent.
+         */
+        IfModifiedSince: string;
+        /**
+         * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+         *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+         *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+         *     412 `rest_precondition_failed` and nothing changes.
+         */
+        IfMatch: string;
+        /**
+         * @description Almanac extension for keeping a mirror in sync: only records changed after this time (exclusive; UTC unless
+         *     the value carries an offset), in every status, ordered by (`modified_utc`, `id`). Records the caller may read
+         *     come whole; the others come as tombstones (`status` `trash` for trashed or deleted records, `unavailable` for
+         *     records the caller may no longer read). The date window and `hide_from_listings` do not apply, and content
+         *     filters (dates, search, terms, venue, organizer, flags) are refused: a record that stopped matching a filter
+         *     could not be reported. Only changes at least two seconds old are listed, so that none is ever skipped. Follow
+         *     `next_rest_url` to the end of the pass, then keep `sync_rest_url` for the next pass.
+         */
+        ModifiedAfter: string;
+        /**
+         * @description With `modified_after`: also the records changed exactly at `modified_after` whose id is greater (a position
+         *     inside a pass; `next_rest_url` sets it).
+         */
+        ModifiedAfterId: number;
+        /** @description With `modified_after`: the end of the pass (inclusive). Defaults to two seconds before now, and is never later. */
+        ModifiedBefore: string;
     };
     requestBodies: {
         EventCreate: {
@@ -2363,6 +2585,23 @@ export interface components {
         XTecTotalPages: number;
         /** @description Address of the created record. */
         Location: string;
+        /**
+         * @description Strong entity tag of this exact body (a hash of its bytes). Send it back in `If-None-Match` to get 304 while
+         *     nothing changed, or in `If-Match` on an update or delete of the record to make the write conditional.
+         */
+        ETag: string;
+        /**
+         * @description When the record last changed, as an HTTP date: its `modified_utc`, or that of its embedded venue or organizers
+         *     when later. The ETag is exact; this date is second-grained and does not follow category or tag renames, so
+         *     prefer the ETag.
+         */
+        LastModified: string;
+        /**
+         * @description `public, max-age=0, must-revalidate` for anonymous callers: a cache may keep the answer but must revalidate it
+         *     (with its ETag) before each use; `private, max-age=0, must-revalidate` when the request carries a record
+         *     `password`. Authenticated answers keep WordPress's `no-cache, must-revalidate, max-age=0, no-store, private`.
+         */
+        CacheControl: string;
     };
     pathItems: never;
 }
@@ -2376,7 +2615,13 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2385,12 +2630,15 @@ export interface operations {
             /** @description The site index. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RestIndex"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
@@ -2428,6 +2676,102 @@ export interface operations {
             };
         };
     };
+    getDocsPage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Documentation page. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getDocsStylesheet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Documentation page stylesheet. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/css": string;
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getDocsScript: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Documentation page script. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/javascript": string;
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     getNamespaceIndex: {
         parameters: {
             query?: {
@@ -2440,7 +2784,13 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2449,12 +2799,15 @@ export interface operations {
             /** @description The namespace index. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["NamespaceIndex"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
@@ -2468,7 +2821,13 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2477,12 +2836,15 @@ export interface operations {
             /** @description The OpenAPI document. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OpenApiDocument"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
@@ -2553,8 +2915,31 @@ export interface operations {
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
+                /**
+                 * @description Almanac extension for keeping a mirror in sync: only records changed after this time (exclusive; UTC unless
+                 *     the value carries an offset), in every status, ordered by (`modified_utc`, `id`). Records the caller may read
+                 *     come whole; the others come as tombstones (`status` `trash` for trashed or deleted records, `unavailable` for
+                 *     records the caller may no longer read). The date window and `hide_from_listings` do not apply, and content
+                 *     filters (dates, search, terms, venue, organizer, flags) are refused: a record that stopped matching a filter
+                 *     could not be reported. Only changes at least two seconds old are listed, so that none is ever skipped. Follow
+                 *     `next_rest_url` to the end of the pass, then keep `sync_rest_url` for the next pass.
+                 */
+                modified_after?: components["parameters"]["ModifiedAfter"];
+                /**
+                 * @description With `modified_after`: also the records changed exactly at `modified_after` whose id is greater (a position
+                 *     inside a pass; `next_rest_url` sets it).
+                 */
+                modified_after_id?: components["parameters"]["ModifiedAfterId"];
+                /** @description With `modified_after`: the end of the pass (inclusive). Defaults to two seconds before now, and is never later. */
+                modified_before?: components["parameters"]["ModifiedBefore"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2565,12 +2950,15 @@ export interface operations {
                 headers: {
                     "X-TEC-Total": components["headers"]["XTecTotal"];
                     "X-TEC-TotalPages": components["headers"]["XTecTotalPages"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["EventList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             /** @description `rest_invalid_param`: a parameter failed validation (`data.params` names each). */
             400: {
                 headers: {
@@ -2641,7 +3029,18 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date. When the record has not changed since (see `Last-Modified`), the answer is 304 with no body.
+                 *     Ignored when `If-None-Match` is sent.
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
             path: {
                 /** @description Numeric id (digits only; anything else is not a route). */
                 id: components["parameters"]["Id"];
@@ -2653,12 +3052,16 @@ export interface operations {
             /** @description The event. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "Last-Modified": components["headers"]["LastModified"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Event"];
                 };
             };
+            304: components["responses"]["NotModified"];
             /** @description `rest_invalid_param`: `rest_invalid_param` (`id` above 2^53−1), `rest-invalid-event-id` (the id names a venue or organizer). */
             400: {
                 headers: {
@@ -2700,7 +3103,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Numeric id (digits only; anything else is not a route). */
                 id: components["parameters"]["Id"];
@@ -2738,6 +3149,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -2752,7 +3164,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Numeric id (digits only; anything else is not a route). */
                 id: components["parameters"]["Id"];
@@ -2790,6 +3210,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -2804,7 +3225,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Numeric id (digits only; anything else is not a route). */
                 id: components["parameters"]["Id"];
@@ -2851,6 +3280,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -2864,7 +3294,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Numeric id (digits only; anything else is not a route). */
                 id: components["parameters"]["Id"];
@@ -2902,6 +3340,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -2916,7 +3355,18 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date. When the record has not changed since (see `Last-Modified`), the answer is 304 with no body.
+                 *     Ignored when `If-None-Match` is sent.
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
             path: {
                 /** @description Slug of an existing event (looked up in the request's language first, then the others; sanitised as WordPress does). Unknown → 400, before permissions are checked. */
                 slug: components["parameters"]["EventSlug"];
@@ -2928,12 +3378,16 @@ export interface operations {
             /** @description The event. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "Last-Modified": components["headers"]["LastModified"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Event"];
                 };
             };
+            304: components["responses"]["NotModified"];
             /** @description `rest_invalid_param`: `rest_invalid_param`: no event has that slug. */
             400: {
                 headers: {
@@ -2964,7 +3418,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Slug of an existing event (looked up in the request's language first, then the others; sanitised as WordPress does). Unknown → 400, before permissions are checked. */
                 slug: components["parameters"]["EventSlug"];
@@ -2993,6 +3455,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3005,7 +3468,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Slug of an existing event (looked up in the request's language first, then the others; sanitised as WordPress does). Unknown → 400, before permissions are checked. */
                 slug: components["parameters"]["EventSlug"];
@@ -3034,6 +3505,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3046,7 +3518,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Slug of an existing event (looked up in the request's language first, then the others; sanitised as WordPress does). Unknown → 400, before permissions are checked. */
                 slug: components["parameters"]["EventSlug"];
@@ -3084,6 +3564,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3095,7 +3576,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Slug of an existing event (looked up in the request's language first, then the others; sanitised as WordPress does). Unknown → 400, before permissions are checked. */
                 slug: components["parameters"]["EventSlug"];
@@ -3124,6 +3613,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3154,8 +3644,31 @@ export interface operations {
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
+                /**
+                 * @description Almanac extension for keeping a mirror in sync: only records changed after this time (exclusive; UTC unless
+                 *     the value carries an offset), in every status, ordered by (`modified_utc`, `id`). Records the caller may read
+                 *     come whole; the others come as tombstones (`status` `trash` for trashed or deleted records, `unavailable` for
+                 *     records the caller may no longer read). The date window and `hide_from_listings` do not apply, and content
+                 *     filters (dates, search, terms, venue, organizer, flags) are refused: a record that stopped matching a filter
+                 *     could not be reported. Only changes at least two seconds old are listed, so that none is ever skipped. Follow
+                 *     `next_rest_url` to the end of the pass, then keep `sync_rest_url` for the next pass.
+                 */
+                modified_after?: components["parameters"]["ModifiedAfter"];
+                /**
+                 * @description With `modified_after`: also the records changed exactly at `modified_after` whose id is greater (a position
+                 *     inside a pass; `next_rest_url` sets it).
+                 */
+                modified_after_id?: components["parameters"]["ModifiedAfterId"];
+                /** @description With `modified_after`: the end of the pass (inclusive). Defaults to two seconds before now, and is never later. */
+                modified_before?: components["parameters"]["ModifiedBefore"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3166,12 +3679,15 @@ export interface operations {
                 headers: {
                     "X-TEC-Total": components["headers"]["XTecTotal"];
                     "X-TEC-TotalPages": components["headers"]["XTecTotalPages"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["VenueList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             /** @description `rest_invalid_param`: a parameter failed validation (`data.params` names each). */
             400: {
                 headers: {
@@ -3242,7 +3758,18 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date. When the record has not changed since (see `Last-Modified`), the answer is 304 with no body.
+                 *     Ignored when `If-None-Match` is sent.
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
             path: {
                 /** @description Id of an existing venue (any status, trash included); any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["VenueId"];
@@ -3254,12 +3781,16 @@ export interface operations {
             /** @description The venue. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "Last-Modified": components["headers"]["LastModified"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Venue"];
                 };
             };
+            304: components["responses"]["NotModified"];
             /** @description `rest_invalid_param`: `rest_invalid_param`: `id` does not name an existing venue (any status, trash included). */
             400: {
                 headers: {
@@ -3290,7 +3821,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Id of an existing venue (any status, trash included); any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["VenueId"];
@@ -3319,6 +3858,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3331,7 +3871,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Id of an existing venue (any status, trash included); any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["VenueId"];
@@ -3360,6 +3908,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3372,7 +3921,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Id of an existing venue (any status, trash included); any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["VenueId"];
@@ -3410,6 +3967,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3421,7 +3979,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Id of an existing venue (any status, trash included); any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["VenueId"];
@@ -3450,6 +4016,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3464,7 +4031,18 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date. When the record has not changed since (see `Last-Modified`), the answer is 304 with no body.
+                 *     Ignored when `If-None-Match` is sent.
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
             path: {
                 /** @description Slug of an existing venue (request's language first). Unknown → 400, before permissions are checked. */
                 slug: components["parameters"]["VenueSlug"];
@@ -3476,12 +4054,16 @@ export interface operations {
             /** @description The venue. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "Last-Modified": components["headers"]["LastModified"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Venue"];
                 };
             };
+            304: components["responses"]["NotModified"];
             /** @description `rest_invalid_param`: `rest_invalid_param`: `slug` does not name an existing venue (any status, trash included). */
             400: {
                 headers: {
@@ -3512,7 +4094,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Slug of an existing venue (request's language first). Unknown → 400, before permissions are checked. */
                 slug: components["parameters"]["VenueSlug"];
@@ -3541,6 +4131,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3553,7 +4144,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Slug of an existing venue (request's language first). Unknown → 400, before permissions are checked. */
                 slug: components["parameters"]["VenueSlug"];
@@ -3582,6 +4181,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3594,7 +4194,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Slug of an existing venue (request's language first). Unknown → 400, before permissions are checked. */
                 slug: components["parameters"]["VenueSlug"];
@@ -3632,6 +4240,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3643,7 +4252,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Slug of an existing venue (request's language first). Unknown → 400, before permissions are checked. */
                 slug: components["parameters"]["VenueSlug"];
@@ -3672,6 +4289,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3702,8 +4320,31 @@ export interface operations {
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
+                /**
+                 * @description Almanac extension for keeping a mirror in sync: only records changed after this time (exclusive; UTC unless
+                 *     the value carries an offset), in every status, ordered by (`modified_utc`, `id`). Records the caller may read
+                 *     come whole; the others come as tombstones (`status` `trash` for trashed or deleted records, `unavailable` for
+                 *     records the caller may no longer read). The date window and `hide_from_listings` do not apply, and content
+                 *     filters (dates, search, terms, venue, organizer, flags) are refused: a record that stopped matching a filter
+                 *     could not be reported. Only changes at least two seconds old are listed, so that none is ever skipped. Follow
+                 *     `next_rest_url` to the end of the pass, then keep `sync_rest_url` for the next pass.
+                 */
+                modified_after?: components["parameters"]["ModifiedAfter"];
+                /**
+                 * @description With `modified_after`: also the records changed exactly at `modified_after` whose id is greater (a position
+                 *     inside a pass; `next_rest_url` sets it).
+                 */
+                modified_after_id?: components["parameters"]["ModifiedAfterId"];
+                /** @description With `modified_after`: the end of the pass (inclusive). Defaults to two seconds before now, and is never later. */
+                modified_before?: components["parameters"]["ModifiedBefore"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3714,12 +4355,15 @@ export interface operations {
                 headers: {
                     "X-TEC-Total": components["headers"]["XTecTotal"];
                     "X-TEC-TotalPages": components["headers"]["XTecTotalPages"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OrganizerList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             /** @description `rest_invalid_param`: a parameter failed validation (`data.params` names each). */
             400: {
                 headers: {
@@ -3790,7 +4434,18 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date. When the record has not changed since (see `Last-Modified`), the answer is 304 with no body.
+                 *     Ignored when `If-None-Match` is sent.
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
             path: {
                 /** @description Id of an existing organizer (any status, trash included); any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["OrganizerId"];
@@ -3802,12 +4457,16 @@ export interface operations {
             /** @description The organizer. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "Last-Modified": components["headers"]["LastModified"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Organizer"];
                 };
             };
+            304: components["responses"]["NotModified"];
             /** @description `rest_invalid_param`: `rest_invalid_param`: `id` does not name an existing organizer (any status, trash included). */
             400: {
                 headers: {
@@ -3838,7 +4497,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Id of an existing organizer (any status, trash included); any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["OrganizerId"];
@@ -3867,6 +4534,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3879,7 +4547,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Id of an existing organizer (any status, trash included); any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["OrganizerId"];
@@ -3908,6 +4584,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3920,7 +4597,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Id of an existing organizer (any status, trash included); any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["OrganizerId"];
@@ -3958,6 +4643,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3969,7 +4655,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Id of an existing organizer (any status, trash included); any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["OrganizerId"];
@@ -3998,6 +4692,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -4012,7 +4707,18 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date. When the record has not changed since (see `Last-Modified`), the answer is 304 with no body.
+                 *     Ignored when `If-None-Match` is sent.
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
             path: {
                 /** @description Slug of an existing organizer (request's language first). Unknown → 400, before permissions are checked. */
                 slug: components["parameters"]["OrganizerSlug"];
@@ -4024,12 +4730,16 @@ export interface operations {
             /** @description The organizer. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "Last-Modified": components["headers"]["LastModified"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Organizer"];
                 };
             };
+            304: components["responses"]["NotModified"];
             /** @description `rest_invalid_param`: `rest_invalid_param`: `slug` does not name an existing organizer (any status, trash included). */
             400: {
                 headers: {
@@ -4060,7 +4770,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Slug of an existing organizer (request's language first). Unknown → 400, before permissions are checked. */
                 slug: components["parameters"]["OrganizerSlug"];
@@ -4089,6 +4807,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -4101,7 +4820,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Slug of an existing organizer (request's language first). Unknown → 400, before permissions are checked. */
                 slug: components["parameters"]["OrganizerSlug"];
@@ -4130,6 +4857,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -4142,7 +4870,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Slug of an existing organizer (request's language first). Unknown → 400, before permissions are checked. */
                 slug: components["parameters"]["OrganizerSlug"];
@@ -4180,6 +4916,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4191,7 +4928,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Slug of an existing organizer (request's language first). Unknown → 400, before permissions are checked. */
                 slug: components["parameters"]["OrganizerSlug"];
@@ -4220,6 +4965,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -4256,7 +5002,13 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4267,12 +5019,15 @@ export interface operations {
                 headers: {
                     "X-TEC-Total": components["headers"]["XTecTotal"];
                     "X-TEC-TotalPages": components["headers"]["XTecTotalPages"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CategoryList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             /** @description `rest_invalid_param`: a parameter failed validation (`data.params` names each). */
             400: {
                 headers: {
@@ -4333,7 +5088,13 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description Id of an existing category; any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["CategoryId"];
@@ -4345,12 +5106,15 @@ export interface operations {
             /** @description The category, with `_links`. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Category"];
                 };
             };
+            304: components["responses"]["NotModified"];
             /** @description `rest_invalid_param`: `id` is not an existing category. */
             400: {
                 headers: {
@@ -4372,7 +5136,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Id of an existing category; any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["CategoryId"];
@@ -4401,6 +5173,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -4413,7 +5186,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Id of an existing category; any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["CategoryId"];
@@ -4442,6 +5223,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -4454,7 +5236,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Id of an existing category; any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["CategoryId"];
@@ -4483,6 +5273,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4494,7 +5285,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Id of an existing category; any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["CategoryId"];
@@ -4523,6 +5322,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -4557,7 +5357,13 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4568,12 +5374,15 @@ export interface operations {
                 headers: {
                     "X-TEC-Total": components["headers"]["XTecTotal"];
                     "X-TEC-TotalPages": components["headers"]["XTecTotalPages"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TagList"];
                 };
             };
+            304: components["responses"]["NotModified"];
             /** @description `rest_invalid_param`: a parameter failed validation (`data.params` names each). */
             400: {
                 headers: {
@@ -4634,7 +5443,13 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description Id of an existing tag; any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["TagId"];
@@ -4646,12 +5461,15 @@ export interface operations {
             /** @description The tag, with `_links`. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Tag"];
                 };
             };
+            304: components["responses"]["NotModified"];
             /** @description `rest_invalid_param`: `id` is not an existing tag. */
             400: {
                 headers: {
@@ -4673,7 +5491,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Id of an existing tag; any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["TagId"];
@@ -4702,6 +5528,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -4714,7 +5541,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Id of an existing tag; any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["TagId"];
@@ -4743,6 +5578,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -4755,7 +5591,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Id of an existing tag; any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["TagId"];
@@ -4784,6 +5628,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4795,7 +5640,15 @@ export interface operations {
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Optimistic concurrency for editors working at once: the `ETag` of the caller's own GET of this record (several
+                 *     may be listed), or `*` for any current version. It is compared after validation, authentication and
+                 *     permission checks with the ETag the same caller's GET by id would get now; when none matches the answer is
+                 *     412 `rest_precondition_failed` and nothing changes.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Id of an existing tag; any other id fails validation with 400, before permissions are checked. */
                 id: components["parameters"]["TagId"];
@@ -4824,7 +5677,168 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getEventsCalendar: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Events that start on or after this date (whole days unless `strict_dates`). Default yesterday 00:00, site time.
+                 * @example 2027-01-01
+                 */
+                start_date?: components["parameters"]["StartDate"];
+                /**
+                 * @description Events that end on or before this date (whole days unless `strict_dates`). Default 24 months ahead, 23:59:59.
+                 * @example 2027-01-31
+                 */
+                end_date?: components["parameters"]["EndDate"];
+                /** @description Events that start before this date. Drops the default window. */
+                starts_before?: components["parameters"]["StartsBefore"];
+                /** @description Events that start after this date. Drops the default window. */
+                starts_after?: components["parameters"]["StartsAfter"];
+                /** @description Events that end before this date. Drops the default window. */
+                ends_before?: components["parameters"]["EndsBefore"];
+                /** @description Events that end after this date. Drops the default window. */
+                ends_after?: components["parameters"]["EndsAfter"];
+                /**
+                 * @description Truthy (`1`, `true`, `on`, `yes`, …): dates apply at the exact times given, and a date-time without an offset is
+                 *     read as UTC. Otherwise each date is widened to the whole day.
+                 */
+                strict_dates?: components["parameters"]["StrictDates"];
+                /** @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word` excludes. */
+                search?: components["parameters"]["EventSearch"];
+                /** @description Events in any of these categories (ids or slugs); child categories match too. */
+                categories?: components["parameters"]["CategoriesFilter"];
+                /** @description Events with any of these tags (ids or slugs). */
+                tags?: components["parameters"]["TagsFilter"];
+                /** @description Events at any of these venues (ids). */
+                venue?: components["parameters"]["VenueFilter"];
+                /** @description Events run by any of these organizers (ids). Combined with `venue` by AND. */
+                organizer?: components["parameters"]["OrganizerFilter"];
+                /** @description `true`: only featured events; `false`: only events that are not featured. */
+                featured?: components["parameters"]["Featured"];
+                /**
+                 * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
+                 *     records of this type may ask for any, `any` meaning every status but `trash`.
+                 */
+                status?: components["parameters"]["PostStatusFilter"];
+                /** @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that point). */
+                geoloc?: components["parameters"]["Geoloc"];
+                /** @description Latitude of the point for `geoloc`; must come with `geoloc_lng`. */
+                geoloc_lat?: components["parameters"]["GeolocLat"];
+                /** @description Longitude of the point for `geoloc`; must come with `geoloc_lat`. */
+                geoloc_lng?: components["parameters"]["GeolocLng"];
+                /** @description Only events with these ids; every date parameter and the default window are then ignored. */
+                include?: components["parameters"]["Include"];
+                /** @description Only events whose parent is this event. */
+                post_parent?: components["parameters"]["PostParent"];
+                /** @description `true`: only events marked as ticketed; `false`: only events that are not. */
+                ticketed?: components["parameters"]["Ticketed"];
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                xlate_language?: components["parameters"]["XlateLanguage"];
+                /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
+                wpml_language?: components["parameters"]["WpmlLanguage"];
+            };
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The feed. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/calendar": components["schemas"]["ICalendar"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getEventCalendar: {
+        parameters: {
+            query?: {
+                /** @description The record's password; unlocks a password-protected record. */
+                password?: components["parameters"]["Password"];
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                xlate_language?: components["parameters"]["XlateLanguage"];
+                /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
+                wpml_language?: components["parameters"]["WpmlLanguage"];
+            };
+            header?: {
+                /**
+                 * @description Entity tags (`ETag`) of copies the caller holds, or `*`. When one matches the answer, the answer is 304 with no
+                 *     body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description Numeric id (digits only; anything else is not a route). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/calendar": components["schemas"]["ICalendar"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            /** @description `rest_invalid_param` (`id` above 2^53−1), `rest-invalid-event-id` (the id names a venue or organizer). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /**
+             * @description `event-no-longer-available` (trashed), `event-not-accessible` (the caller may not read it),
+             *     `event-password-protected` (protected and no matching `password`).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rest-event-not-found`: no event with that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
         };
     };

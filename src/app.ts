@@ -8,6 +8,7 @@ import { TermsRepository } from './db/terms.js';
 import { UsersRepository } from './db/users.js';
 import { CredentialVerifier } from './domain/passwords.js';
 import { discoveryHandlers } from './handlers/discovery.js';
+import { docsHandlers } from './handlers/docs.js';
 import { eventHandlers } from './handlers/events.js';
 import { healthHandlers } from './handlers/health.js';
 import { organizerHandlers, venueHandlers } from './handlers/linked.js';
@@ -45,6 +46,7 @@ export async function createApp({ db, config, log }: { db: Db; config: Config; l
   const repos = createRepositories(db);
   const handlers = {
     ...discoveryHandlers(config),
+    ...docsHandlers(),
     ...healthHandlers(db),
     ...categoryHandlers(repos),
     ...tagHandlers(repos),

@@ -26,6 +26,11 @@ const PLUGIN_ROUTES: [string, string[][]][] = [
   ['/tribe/events/v1/tags', [['GET'], ['POST']]],
   ['/tribe/events/v1/tags/(?P<id>\\d+)', [['GET'], ['POST', 'PUT', 'PATCH'], ['DELETE']]],
 ];
+/** Almanac's own routes (the iCalendar feeds), after the plugin's. */
+const ALMANAC_ROUTES: [string, string[][]][] = [
+  ['/tribe/events/v1/events.ics', [['GET']]],
+  ['/tribe/events/v1/events/(?P<id>\\d+)/ics', [['GET']]],
+];
 
 /** Arguments the plugin declares on its list and create endpoints (captured index). */
 const PLUGIN_EVENT_LIST_ARGS = ['page', 'per_page', 'start_date', 'end_date', 'starts_before', 'starts_after', 'ends_before', 'ends_after', 'strict_dates', 'search', 'categories', 'tags', 'venue', 'organizer', 'featured', 'status', 'geoloc', 'geoloc_lat', 'geoloc_lng', 'include', 'post_parent', 'ticketed'];
@@ -37,8 +42,8 @@ describe('the namespace index', () => {
     const { data, response } = await s.client().GET(NS);
     expect(response.status).toBe(200);
     expect(data!.namespace).toBe('tribe/events/v1');
-    expect(Object.keys(data!.routes)).toEqual(PLUGIN_ROUTES.map(([p]) => p));
-    for (const [pattern, endpoints] of PLUGIN_ROUTES) {
+    expect(Object.keys(data!.routes)).toEqual([...PLUGIN_ROUTES, ...ALMANAC_ROUTES].map(([p]) => p));
+    for (const [pattern, endpoints] of [...PLUGIN_ROUTES, ...ALMANAC_ROUTES]) {
       expect(data!.routes[pattern]!.endpoints.map((e) => e.methods), pattern).toEqual(endpoints);
       expect(data!.routes[pattern]!.methods).toEqual(endpoints.flat());
     }
@@ -65,7 +70,7 @@ describe('the site index and /doc', () => {
       const r = await s.raw('GET', path);
       expect(r.status).toBe(200);
       expect(r.body).toMatchObject({ name: 'Almanac', url: s.baseUrl, namespaces: ['tribe/events/v1'], gmt_offset: 0, timezone_string: '' });
-      expect(Object.keys(r.body.routes)).toHaveLength(PLUGIN_ROUTES.length);
+      expect(Object.keys(r.body.routes)).toHaveLength(PLUGIN_ROUTES.length + ALMANAC_ROUTES.length);
     }
   });
 

@@ -61,7 +61,8 @@ describe('WordPress REST plumbing', () => {
     expect(anon.headers.get('access-control-allow-headers')).toBe('Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type');
     expect(anon.headers.get('vary')).toBe('Origin');
     expect(anon.headers.get('allow')).toBe('GET');
-    expect(anon.headers.get('cache-control')).toBeNull();
+    // issue 9: caches may keep anonymous answers, revalidating them with their ETag
+    expect(anon.headers.get('cache-control')).toBe('public, max-age=0, must-revalidate');
     const admin = await s.raw('GET', `${NS}/categories/${categoryId}`, { as: s.admin });
     expect(admin.headers.get('allow')).toBe('GET, POST, PUT, PATCH, DELETE');
     expect(admin.headers.get('cache-control')).toBe('no-cache, must-revalidate, max-age=0, no-store, private');

@@ -102,6 +102,8 @@ export interface EventListQuery {
   parentId?: number;
   include?: number[];
   geo?: { lat: number; lng: number; radiusKm: number } | 'any';
+  /** Leave password-protected events out (the iCalendar feed). */
+  withoutPassword?: boolean;
   limit: number;
   offset: number;
 }
@@ -123,6 +125,35 @@ export interface LinkedListQuery {
   onlyWithUpcoming?: boolean;
   limit: number;
   offset: number;
+}
+
+/** A `modified_after` page: changes of one type and language after a position, up to a time (DESIGN: incremental sync). */
+export interface ChangesQuery {
+  type: PostType;
+  lang: Lang;
+  nowUtc: string;
+  /** Which records the caller may read whole (the others are tombstones). */
+  statuses: PostStatus[];
+  viewer: ListViewer;
+  /** The position after which changes are listed: a time, and an id among the changes at exactly that time. */
+  after: string;
+  afterId: number;
+  /** The last time of the pass (inclusive). */
+  until: string;
+  limit: number;
+}
+
+/** One change of a `modified_after` list, in (time, id) order. */
+export interface Change {
+  id: number;
+  /** `modified_utc`, or when it was deleted for good. */
+  changedUtc: string;
+  /** Site-local `modified`, or null for a record deleted for good. */
+  changedLocal: string | null;
+  /** Readable whole by the caller. */
+  readable: boolean;
+  /** Trashed, or deleted for good. */
+  removed: boolean;
 }
 
 type ListSql = { page: string; count: string; params: Record<string, unknown> };
@@ -417,6 +448,7 @@ export class PostsRepository {
       where.push('e.post_id IN (SELECT id FROM posts WHERE parent_id = @parent)');
     }
     if (q.include) where.push(`e.post_id IN ${jsonList('include', q.include)}`);
+    if (q.withoutPassword) where.push(`NOT EXISTS (SELECT 1 FROM posts p WHERE p.id = e.post_id AND p.password <> '')`);
     if (q.geo === 'any') where.push('e.venue_id IN (SELECT post_id FROM venues WHERE geo_lat IS NOT NULL AND geo_lng IS NOT NULL)');
     else if (q.geo) {
       // a bounding box narrows the venues, then the true (haversine) distance decides
@@ -449,6 +481,35 @@ export class PostsRepository {
     return [sql.page, sql.count].flatMap((statement) =>
       this.db.prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${statement}`).all({ ...sql.params, limit: 10, offset: 0 }).map((r) => r.detail),
     );
+  }
+
+  /**
+   * One page of changes (records modified, and records deleted for good) after a position, in (time, id) order,
+   * and how many changes are left in the pass. Both sides walk their (type, time, id) index from the position.
+   */
+  listChanges(q: ChangesQuery): { changes: Change[]; total: number } {
+    const window = { type: q.type, lang: q.lang, after: q.after, afterId: q.afterId, until: q.until };
+    const params: Record<string, unknown> = { ...window, now: q.nowUtc, limit: q.limit };
+    const readable = `${statusSql('p', q.statuses, params)} AND ${viewerSql('p', q.viewer, params)}`;
+    const range = (time: string, id: string) => `(${time} > @after OR (${time} = @after AND ${id} > @afterId)) AND ${time} <= @until`;
+    const modified = `FROM posts p WHERE p.type = @type AND p.lang = @lang AND ${range('p.modified_utc', 'p.id')}`;
+    const deleted = `FROM deleted_posts d WHERE d.type = @type AND d.lang = @lang AND ${range('d.deleted_utc', 'd.id')}`;
+    const rows = this.lists.get<{ id: number; changed_utc: string; changed_local: string | null; readable: number; removed: number }>(
+      `SELECT p.id, p.modified_utc AS changed_utc, p.modified_local AS changed_local, (${readable}) AS readable, p.status = 'trash' AS removed ${modified}
+       UNION ALL SELECT d.id, d.deleted_utc, NULL, 0, 1 ${deleted}
+       ORDER BY changed_utc, id LIMIT @limit`,
+    ).all(params);
+    const { total } = this.lists.get<{ total: number }>(`SELECT (SELECT COUNT(*) ${modified}) + (SELECT COUNT(*) ${deleted}) AS total`).get(window)!;
+    return {
+      changes: rows.map((r) => ({ id: r.id, changedUtc: r.changed_utc, changedLocal: r.changed_local, readable: r.readable === 1, removed: r.removed === 1 })),
+      total,
+    };
+  }
+
+  /** How many times each record was changed after its creation (iCalendar `SEQUENCE`). */
+  revisions(ids: number[]): Map<number, number> {
+    const rows = this.lists.get<{ id: number; revision: number }>('SELECT id, revision FROM posts WHERE id IN (SELECT value FROM json_each(@ids))').all({ ids: JSON.stringify(ids) });
+    return new Map(rows.map((r) => [r.id, r.revision]));
   }
 
   /** One page of venue or organizer ids matching the filters (newest first), and the total. */

@@ -83,3 +83,28 @@ export function cleanHtml(html: string, kind: 'content' | 'title', unfiltered: b
   if (unfiltered || !/[<&]/.test(html)) return html;
   return sanitizeHtml(html, kind === 'title' ? TITLE_POLICY : CONTENT_POLICY);
 }
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0', hellip: '…', ndash: '–', mdash: '—', lsquo: '‘', rsquo: '’', ldquo: '“', rdquo: '”', laquo: '«', raquo: '»', copy: '©', reg: '®', trade: '™', euro: '€' };
+
+/**
+ * Rendered HTML as plain text (iCalendar's DESCRIPTION, SUMMARY): scripts and styles dropped, block ends and `<br>` as
+ * line breaks, list items on lines of their own, other tags removed, entities decoded, runs of blank lines collapsed.
+ */
+export function plainText(html: string): string {
+  return html
+    .replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, '')
+    .replace(/<br\s*\/?>/gi, '\n')
+    .replace(/<li\b[^>]*>/gi, '\n- ')
+    .replace(/<\/(p|div|h[1-6]|li|ul|ol|blockquote|pre|tr|table|figure)\s*>/gi, '\n')
+    .replace(/<[^>]*>/g, '')
+    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
+      if (name[0] === '#') {
+        const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
+        return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+      }
+      return ENTITIES[name.toLowerCase()] ?? whole;
+    })
+    .replace(/[ \t]+\n/g, '\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}

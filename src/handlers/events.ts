@@ -1,33 +1,33 @@
 import type { Handlers } from '../http/operation.js';
 import type { RequestState } from '../http/state.js';
-import { PostService, type EventFields, type PostDeps } from './posts.js';
+import { passwordOf, PostService, type EventFields, type PostDeps } from './posts.js';
 
 type EventOps =
   | 'createEvent' | 'getEvent' | 'deleteEvent' | 'updateEvent' | 'putEvent' | 'patchEvent'
   | 'getEventBySlug' | 'deleteEventBySlug' | 'updateEventBySlug' | 'putEventBySlug' | 'patchEventBySlug';
 
-type ById = { request: { params: { id: number }; requestBody?: unknown } };
-type BySlug = { request: { params: { slug: string }; requestBody?: unknown } };
+type ById = { request: { params: { id: number }; query: object; requestBody?: unknown } };
+type BySlug = { request: { params: { slug: string }; query: object; requestBody?: unknown } };
 
 /** Events: create, and read, update (POST, PUT, PATCH alike), trash by id and by slug. */
 export function eventHandlers(deps: PostDeps): Pick<Handlers, EventOps> {
   const service = (state: RequestState) => new PostService(deps, state);
-  const single = (s: PostService, id: number, password: string | undefined) => ({
-    status: 200 as const,
-    body: s.view([s.readableEvent(id, password)], { single: true, password })[0] as never,
-  });
-  const update = (s: PostService, id: number, body: unknown) => ({
-    status: 200 as const,
-    body: s.view([s.updateEvent(id, (body ?? {}) as EventFields)], { single: false, write: true })[0] as never,
-  });
-  const trash = (s: PostService, id: number) => {
-    const current = s.eventById(id);
-    return { status: 200 as const, body: s.view([s.trash(current)], { single: false, write: true })[0] as never };
+  const single = (s: PostService, id: number, password: string | undefined) => {
+    const event = s.eventById(id);
+    return { status: 200 as const, body: s.single(event, password) as never, headers: { 'Last-Modified': s.lastModified(event) } };
   };
-  const updateById = (c: ById, state: RequestState) => update(service(state), c.request.params.id, c.request.requestBody);
+  const update = (s: PostService, id: number, c: ById | BySlug) => ({
+    status: 200 as const,
+    body: s.view([s.updateEvent(id, (c.request.requestBody ?? {}) as EventFields, passwordOf(c))], { single: false, write: true })[0] as never,
+  });
+  const trash = (s: PostService, id: number, password: string | undefined) => {
+    const current = s.eventById(id);
+    return { status: 200 as const, body: s.view([s.trash(current, password)], { single: false, write: true })[0] as never };
+  };
+  const updateById = (c: ById, state: RequestState) => update(service(state), c.request.params.id, c);
   const updateBySlug = (c: BySlug, state: RequestState) => {
     const s = service(state);
-    return update(s, s.bySlug('event', c.request.params.slug).id, c.request.requestBody);
+    return update(s, s.bySlug('event', c.request.params.slug).id, c);
   };
 
   return {
@@ -40,10 +40,10 @@ export function eventHandlers(deps: PostDeps): Pick<Handlers, EventOps> {
       const s = service(state);
       return single(s, s.bySlug('event', c.request.params.slug).id, c.request.query.password);
     },
-    deleteEvent: (c, state) => trash(service(state), c.request.params.id),
+    deleteEvent: (c, state) => trash(service(state), c.request.params.id, passwordOf(c)),
     deleteEventBySlug: (c, state) => {
       const s = service(state);
-      return trash(s, s.bySlug('event', c.request.params.slug).id);
+      return trash(s, s.bySlug('event', c.request.params.slug).id, passwordOf(c));
     },
     updateEvent: updateById,
     putEvent: updateById,

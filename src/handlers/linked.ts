@@ -1,7 +1,7 @@
 import type { OrganizerRecord, VenueRecord } from '../db/posts.js';
 import type { Handlers } from '../http/operation.js';
 import type { RequestState } from '../http/state.js';
-import { PostService, type OrganizerFields, type PostDeps, type VenueFields } from './posts.js';
+import { passwordOf, PostService, type OrganizerFields, type PostDeps, type VenueFields } from './posts.js';
 
 type Linked = 'venue' | 'organizer';
 type Ops<Name extends string> = `create${Name}` | `get${Name}` | `delete${Name}` | `update${Name}` | `put${Name}` | `patch${Name}`
@@ -9,7 +9,7 @@ type Ops<Name extends string> = `create${Name}` | `get${Name}` | `delete${Name}`
 type VenueOps = Extract<Ops<'Venue'>, keyof Handlers>;
 type OrganizerOps = Extract<Ops<'Organizer'>, keyof Handlers>;
 
-type Ctx = { request: { params: { id?: number; slug?: string }; requestBody?: unknown } };
+type Ctx = { request: { params: { id?: number; slug?: string }; query: object; requestBody?: unknown } };
 type ReadCtx = { request: { params: { id?: number; slug?: string }; query: { password?: string } } };
 
 /**
@@ -24,15 +24,16 @@ function linkedHandlers(type: Linked, deps: PostDeps) {
     s.view([record], { single, write, password })[0] as never;
   const get = (c: ReadCtx, state: RequestState) => {
     const s = service(state);
-    return { status: 200 as const, body: answer(s, s.readableLinked(find(s, c)), true, false, c.request.query.password) };
+    const record = find(s, c);
+    return { status: 200 as const, body: s.single(record, c.request.query.password) as never, headers: { 'Last-Modified': s.lastModified(record) } };
   };
   const remove = (c: Ctx, state: RequestState) => {
     const s = service(state);
-    return { status: 200 as const, body: answer(s, s.trash(find(s, c)), false, true) };
+    return { status: 200 as const, body: answer(s, s.trash(find(s, c), passwordOf(c)), false, true) };
   };
   const update = (c: Ctx, state: RequestState) => {
     const s = service(state);
-    return { status: 200 as const, body: answer(s, s.updateLinked(find(s, c), (c.request.requestBody ?? {}) as VenueFields & OrganizerFields), false, true) };
+    return { status: 200 as const, body: answer(s, s.updateLinked(find(s, c), (c.request.requestBody ?? {}) as VenueFields & OrganizerFields, passwordOf(c)), false, true) };
   };
   const create = (c: { request: { requestBody?: unknown } }, state: RequestState) => {
     const s = service(state);

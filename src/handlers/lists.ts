@@ -1,10 +1,16 @@
-import type { EventRecord, ListViewer, OrganizerRecord, PostStatus, VenueRecord } from '../db/posts.js';
+import { FixedOffsetZone } from 'luxon';
+import type { components } from '../../generated/api.js';
+import type { EventListQuery, EventRecord, ListViewer, OrganizerRecord, PostStatus, PostType, VenueRecord } from '../db/posts.js';
 import type { Taxonomy } from '../db/terms.js';
 import { hasCapabilities } from '../domain/capabilities.js';
-import { parseZone, toWire } from '../domain/dates.js';
+import { iCalendar } from '../domain/calendar.js';
+import { parseDateInput, parseZone, toWire } from '../domain/dates.js';
+import { plainText } from '../domain/html.js';
+import { fromUtcWire } from '../domain/eventTimes.js';
 import { listBounds, type DateParam } from '../domain/listWindow.js';
 import { CAPABILITY_TYPE } from '../domain/postRules.js';
 import { ApiError, invalidParams } from '../http/errors.js';
+import { pageUrl } from '../http/links.js';
 import { isTruthy } from '../http/params.js';
 import type { Handlers, QueryOf } from '../http/operation.js';
 import type { RequestState } from '../http/state.js';
@@ -74,9 +80,29 @@ function searchTerms(search: string): { include: string[]; exclude: string[] } {
 }
 
 type EventListParams = QueryOf<'listEvents'>;
+/** The filters GET /events and the iCalendar feed share. */
+type EventFilterParams = QueryOf<'getEventsCalendar'>;
+type EventWire = components['schemas']['Event'];
+/** The feed has no pages: the first events by start, up to this many. */
+const MAX_FEED_EVENTS = 1000;
+type SyncParams = Pick<EventListParams, 'page' | 'per_page' | 'status' | 'password' | 'modified_after' | 'modified_after_id' | 'modified_before'>;
+
+/** What a `modified_after` request may also carry: the view (`status`), the page size, the language, a password. */
+const SYNC_PARAMS = new Set(['page', 'per_page', 'status', 'password', 'xlate_language', 'wpml_language', 'modified_after', 'modified_after_id', 'modified_before']);
+/** How old a change must be before a pass lists it: older than any write still being committed. */
+const SETTLE_SECONDS = 2;
+const syncRequested = (state: RequestState) => ['modified_after', 'modified_after_id', 'modified_before'].some((name) => state.sent.has(name));
 type LinkedListParams = QueryOf<'listVenues'> & QueryOf<'listOrganizers'>;
 
-export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'listVenues' | 'listOrganizers'> {
+export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'listVenues' | 'listOrganizers' | 'getEventsCalendar' | 'getEventCalendar'> {
+  /** An iCalendar answer: the events as this caller reads them in a list (a `password` unlocks a protected one). */
+  const calendarReply = (s: PostService, events: EventRecord[], state: RequestState, name: string, password?: string) => {
+    const wire = s.view(events, { single: false, password }) as EventWire[];
+    const revisions = deps.posts.revisions(events.map((e) => e.id));
+    const text = iCalendar(wire.map((event, i) => ({ event, revision: revisions.get(events[i]!.id) ?? 0 })), { name, host: new URL(state.site).hostname });
+    return { status: 200 as const, body: text, headers: { 'Content-Type': 'text/calendar; charset=utf-8' } };
+  };
+
   /** Term ids of a filter (ids, slugs or names in the request's language); categories include their descendants. */
   const termFilter = (taxonomy: Taxonomy, refs: (number | string)[] | undefined, state: RequestState): number[] | null | undefined => {
     if (!refs) return undefined;
@@ -97,39 +123,58 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     return [...new Set([...ids, ...[...groups.values()].flatMap((g) => Object.values(g))])];
   };
 
+  /** The event-list filters of a request, resolved (ids, site-local bounds); invalid ones → 400 naming each. */
+  const eventFilters = (q: EventFilterParams, state: RequestState, s: PostService) => {
+    const problems: Record<string, string> = {};
+    const seen = visibility(state, CAPABILITY_TYPE.event, q.status);
+    if (!seen) problems.status = 'Invalid parameter.';
+    const categoryIds = termFilter('category', q.categories, state);
+    if (categoryIds === null) problems.categories = 'Invalid parameter.';
+    const tagIds = termFilter('tag', q.tags, state);
+    if (tagIds === null) problems.tags = 'Invalid parameter.';
+    const venueIds = linkedFilter('venue', q.venue);
+    if (venueIds === null) problems.venue = 'Invalid parameter.';
+    const organizerIds = linkedFilter('organizer', q.organizer);
+    if (organizerIds === null) problems.organizer = 'Invalid parameter.';
+    if (q.post_parent !== undefined && deps.posts.typeOf(q.post_parent) !== 'event') problems.post_parent = 'Invalid parameter.';
+    if (Object.keys(problems).length > 0) throw invalidParams(problems);
+
+    const bounds = listBounds(q, { strict: isTruthy(q.strict_dates), include: q.include !== undefined, siteTimezone: deps.config.siteTimezone, now: s.now });
+    let geo: { lat: number; lng: number; radiusKm: number } | 'any' | undefined;
+    if (q.geoloc) {
+      if (q.geoloc_lat !== undefined && q.geoloc_lng !== undefined) geo = { lat: q.geoloc_lat, lng: q.geoloc_lng, radiusKm: deps.config.geofenceKm };
+      else if (q.geoloc_lat !== undefined || q.geoloc_lng !== undefined) geo = 'any';
+    }
+    const query: Omit<EventListQuery, 'limit' | 'offset'> = {
+      lang: state.lang, nowUtc: s.nowUtc, statuses: seen!.statuses, viewer: seen!.viewer, bounds,
+      search: q.search !== undefined ? searchTerms(q.search) : undefined,
+      categoryIds: categoryIds ?? undefined, tagIds: tagIds ?? undefined, venueIds: venueIds ?? undefined, organizerIds: organizerIds ?? undefined,
+      featured: q.featured, ticketed: q.ticketed, parentId: q.post_parent, include: q.include, geo,
+    };
+    return { query, seen: seen!, bounds };
+  };
+
   return {
+    getEventsCalendar: (c, state) => {
+      const s = new PostService(deps, state);
+      const { query } = eventFilters(c.request.query, state, s);
+      const { ids } = deps.posts.listEvents({ ...query, withoutPassword: true, limit: MAX_FEED_EVENTS, offset: 0 });
+      const records = deps.posts.findMany('event', ids);
+      return calendarReply(s, ids.flatMap((id) => records.get(id) ?? []), state, 'Events');
+    },
+    getEventCalendar: (c, state) => {
+      const s = new PostService(deps, state);
+      const event = s.readableEvent(c.request.params.id, c.request.query.password);
+      return calendarReply(s, [event], state, plainText(event.title), c.request.query.password);
+    },
     listEvents: (c, state) => {
       const q = c.request.query as EventListParams;
+      if (syncRequested(state)) return changes('event', q, state);
       const page = q.page ?? 1;
       const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
-      const problems: Record<string, string> = {};
-      const seen = visibility(state, CAPABILITY_TYPE.event, q.status);
-      if (!seen) problems.status = 'Invalid parameter.';
-      const categoryIds = termFilter('category', q.categories, state);
-      if (categoryIds === null) problems.categories = 'Invalid parameter.';
-      const tagIds = termFilter('tag', q.tags, state);
-      if (tagIds === null) problems.tags = 'Invalid parameter.';
-      const venueIds = linkedFilter('venue', q.venue);
-      if (venueIds === null) problems.venue = 'Invalid parameter.';
-      const organizerIds = linkedFilter('organizer', q.organizer);
-      if (organizerIds === null) problems.organizer = 'Invalid parameter.';
-      if (q.post_parent !== undefined && deps.posts.typeOf(q.post_parent) !== 'event') problems.post_parent = 'Invalid parameter.';
-      if (Object.keys(problems).length > 0) throw invalidParams(problems);
-
       const s = new PostService(deps, state);
-      const bounds = listBounds(q, { strict: isTruthy(q.strict_dates), include: q.include !== undefined, siteTimezone: deps.config.siteTimezone, now: s.now });
-      let geo: { lat: number; lng: number; radiusKm: number } | 'any' | undefined;
-      if (q.geoloc) {
-        if (q.geoloc_lat !== undefined && q.geoloc_lng !== undefined) geo = { lat: q.geoloc_lat, lng: q.geoloc_lng, radiusKm: deps.config.geofenceKm };
-        else if (q.geoloc_lat !== undefined || q.geoloc_lng !== undefined) geo = 'any';
-      }
-      const { ids, total } = deps.posts.listEvents({
-        lang: state.lang, nowUtc: s.nowUtc, statuses: seen!.statuses, viewer: seen!.viewer, bounds,
-        search: q.search !== undefined ? searchTerms(q.search) : undefined,
-        categoryIds: categoryIds ?? undefined, tagIds: tagIds ?? undefined, venueIds: venueIds ?? undefined, organizerIds: organizerIds ?? undefined,
-        featured: q.featured, ticketed: q.ticketed, parentId: q.post_parent, include: q.include, geo,
-        limit: perPage, offset: (page - 1) * perPage,
-      });
+      const { query, seen, bounds } = eventFilters(q, state, s);
+      const { ids, total } = deps.posts.listEvents({ ...query, limit: perPage, offset: (page - 1) * perPage });
       if (page > 1 && ids.length === 0) throw new ApiError(404, 'event-archive-page-not-found', 'The requested event archive page does not exist');
       const records = deps.posts.findMany('event', ids);
       const events = s.view(ids.map((id) => records.get(id)!).filter(Boolean) as EventRecord[], { single: false, password: q.password });
@@ -137,7 +182,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
       const bound = (p: DateParam) => bounds.find((b) => b.param === p)?.value;
       const pairs: Pairs = [
         ['per_page', perPage], ['start_date', bound('start_date')], ['end_date', bound('end_date')], ['search', q.search],
-        ['geoloc', q.geoloc ? 1 : undefined], ['geoloc_lat', q.geoloc_lat], ['geoloc_lng', q.geoloc_lng], ['status', seen!.shown],
+        ['geoloc', q.geoloc ? 1 : undefined], ['geoloc_lat', q.geoloc_lat], ['geoloc_lng', q.geoloc_lng], ['status', seen.shown],
         ['post_parent', q.post_parent], ['include', q.include], ['starts_before', bound('starts_before')], ['starts_after', bound('starts_after')],
         ['ends_before', bound('ends_before')], ['ends_after', bound('ends_after')], ['ticketed', q.ticketed ? 1 : undefined],
         ['venue', q.venue], ['organizer', q.organizer], ['featured', q.featured ? 1 : undefined],
@@ -150,7 +195,64 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     listOrganizers: (c, state) => linkedList('organizer', c.request.query as LinkedListParams, c.operation.parameters as OperationParams, state),
   };
 
+  /**
+   * A `modified_after` page (incremental sync): every change of the type and language after a position, in
+   * (`modified_utc`, `id`) order, whole when the caller may read the record and as a tombstone otherwise. Pages are
+   * walked by position (`next_rest_url`), never by number, so a record changed during a pass cannot push another
+   * off a page; a pass ends at a settled time, so a change still being committed is never skipped.
+   */
+  function changes(type: PostType, q: SyncParams, state: RequestState) {
+    const problems: Record<string, string> = {};
+    for (const name of state.sent) {
+      if (!SYNC_PARAMS.has(name)) problems[name] = 'Cannot be combined with modified_after: a record that stopped matching it could not be reported.';
+    }
+    if (q.modified_after === undefined) {
+      for (const name of ['modified_after_id', 'modified_before']) if (state.sent.has(name)) problems[name] = 'Only with modified_after.';
+    }
+    if ((q.page ?? 1) > 1) problems.page = 'Not with modified_after: follow next_rest_url.';
+    const seen = visibility(state, CAPABILITY_TYPE[type], q.status);
+    if (!seen) problems.status = 'Invalid parameter.';
+    if (Object.keys(problems).length > 0) throw invalidParams(problems);
+
+    const s = new PostService(deps, state);
+    const utc = (text: string) => toWire(parseDateInput(text, FixedOffsetZone.utcInstance)!.value.toUTC());
+    const settled = toWire(s.now.minus({ seconds: SETTLE_SECONDS }));
+    const until = q.modified_before !== undefined && utc(q.modified_before) < settled ? utc(q.modified_before) : settled;
+    const after = q.modified_after !== undefined ? utc(q.modified_after) : '';
+    // without an id, every change at exactly `modified_after` is excluded
+    const afterId = q.modified_after_id ?? Number.MAX_SAFE_INTEGER;
+    const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
+    const { changes, total } = deps.posts.listChanges({
+      type, lang: state.lang, nowUtc: s.nowUtc, statuses: seen!.statuses, viewer: seen!.viewer, after, afterId, until, limit: perPage,
+    });
+
+    const records = deps.posts.findMany(type, changes.filter((ch) => ch.readable).map((ch) => ch.id));
+    const readable = changes.flatMap((ch) => records.get(ch.id) ?? []);
+    const wire = new Map(s.view(readable, { single: false, password: q.password }).map((item, i) => [readable[i]!.id, item]));
+    const siteZone = parseZone(deps.config.siteTimezone)!;
+    const items = changes.map((ch) => wire.get(ch.id) ?? {
+      id: ch.id,
+      status: ch.removed ? 'trash' : 'unavailable',
+      modified: ch.changedLocal ?? toWire(fromUtcWire(ch.changedUtc).setZone(siteZone)),
+      modified_utc: ch.changedUtc,
+    });
+
+    const base = `${state.restBase}/${type}s/`;
+    const shown: Pairs = [['per_page', perPage], ['status', seen!.shown]];
+    const last = changes.at(-1);
+    const body: Record<string, unknown> = {
+      [`${type}s`]: items,
+      rest_url: pageUrl(base, [...shown, ['modified_after', after], ...(q.modified_after_id !== undefined ? [['modified_after_id', afterId] as [string, unknown]] : []), ['modified_before', until]]),
+    };
+    if (last && total > changes.length) body.next_rest_url = pageUrl(base, [...shown, ['modified_after', last.changedUtc], ['modified_after_id', last.id], ['modified_before', until]]);
+    body.sync_rest_url = pageUrl(base, [...shown, ['modified_after', until]]);
+    body.total = total;
+    body.total_pages = Math.ceil(total / perPage);
+    return { status: 200 as const, body: body as never, headers: { 'X-TEC-Total': String(total), 'X-TEC-TotalPages': String(body.total_pages) } };
+  }
+
   function linkedList(type: 'venue' | 'organizer', q: LinkedListParams, declared: OperationParams, state: RequestState) {
+    if (syncRequested(state)) return changes(type, q, state);
     const page = q.page ?? 1;
     const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
     const problems: Record<string, string> = {};

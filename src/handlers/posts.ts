@@ -15,6 +15,7 @@ import { PostView, type ViewOptions } from '../domain/postView.js';
 import { TAXONOMY } from '../domain/termView.js';
 import { isTruthy } from '../http/params.js';
 import { sanitizeTextField, slugify, webUrl } from '../domain/text.js';
+import { entityTag, httpDate, requireMatch } from '../http/conditional.js';
 import { ApiError, forbidden, invalidParam, invalidParams } from '../http/errors.js';
 import { allowedMethods } from '../http/routeIndex.js';
 import { NAMESPACE_PATH } from '../http/spec.js';
@@ -39,13 +40,17 @@ type CommonFields = Pick<EventFields & VenueFields & OrganizerFields, 'author' |
 const NAME_FIELD: Record<PostType, 'title' | 'venue' | 'organizer'> = { event: 'title', venue: 'venue', organizer: 'organizer' };
 const NOUN: Record<PostType, string> = { event: 'event', venue: 'venue', organizer: 'organizer' };
 
+/** The `password` a request's query carries, for the routes that declare one (an `If-Match` compares with a GET that sends it). */
+export const passwordOf = (c: { request: { query: object } }) => (c.request.query as { password?: string }).password;
+
 /** The trash suffix WordPress gives a trashed record's slug, freeing the original. */
 const TRASHED = '__trashed';
 
 /** Reads and writes of events, venues and organizers for one request: the rules they share, in one place. */
 export class PostService {
-  readonly now = DateTime.utc();
-  readonly nowUtc = toWire(this.now);
+  /** The request's time; a write moves it to when the write lock is held (see `write`). */
+  now = DateTime.utc();
+  nowUtc = toWire(this.now);
 
   constructor(private readonly deps: PostDeps, private readonly state: RequestState) {}
 
@@ -66,6 +71,40 @@ export class PostService {
     if (!mayRead(this.state.user, event, this.nowUtc)) throw new ApiError(403, 'event-not-accessible', 'The requested event is not accessible');
     if (!unlocks(event, password)) throw new ApiError(403, 'event-password-protected', 'The requested event is not accessible without a password');
     return event;
+  }
+
+  /** What this caller's GET of the record answers (`password` as that GET would send it). */
+  single(record: PostRecord, password: string | undefined) {
+    const readable = record.type === 'event' ? this.readableEvent(record.id, password) : this.readableLinked(record);
+    return this.view([readable], { single: true, password })[0]!;
+  }
+
+  /**
+   * `Last-Modified` of a single record: its own change or, when later, that of the venue or organizers it embeds.
+   * (Terms have no modification time; the ETag covers them.)
+   */
+  lastModified(record: PostRecord): string {
+    let latest = record.modifiedUtc;
+    if (record.type === 'event') {
+      const linked = [...this.deps.posts.findMany('venue', record.venueId ? [record.venueId] : []).values(), ...this.deps.posts.findMany('organizer', record.organizerIds).values()];
+      for (const r of linked) if (r.modifiedUtc > latest) latest = r.modifiedUtc;
+    }
+    return httpDate(latest);
+  }
+
+  /**
+   * `If-Match` of a write: compared with the ETag this caller's GET by id would get now, after validation and the
+   * permission check, under the write lock (so no other writer slips in between). A GET that would fail has no tag.
+   */
+  private requireCurrent(record: PostRecord, password: string | undefined): void {
+    requireMatch(this.state.ifMatch, () => {
+      try {
+        return entityTag(JSON.stringify(this.single(record, password)));
+      } catch (err) {
+        if (err instanceof ApiError) return null;
+        throw err;
+      }
+    });
   }
 
   /** A venue or organizer for its own GET: trashed ones only for who may edit them; not public ones for who may read them. */
@@ -107,10 +146,11 @@ export class PostService {
    * Moves a record to the trash (the slug gets `__trashed`; venues and organizers leave every event). The record is
    * read again under the write lock, so a concurrent writer in another process is never overwritten.
    */
-  trash<T extends PostRecord>(target: T): T {
-    return this.deps.posts.transaction(() => {
+  trash<T extends PostRecord>(target: T, password?: string): T {
+    return this.write(() => {
       const record = this.deps.posts.findOfType(target.type, target.id) as T;
       this.requireChange('delete', record); // before the trash check: a 410 must not tell others what is in the trash
+      this.requireCurrent(record, password);
       if (record.status === 'trash') throw new ApiError(410, `${record.type}-is-in-trash`, `The ${NOUN[record.type]} is already trashed`);
       const trashed = {
         ...record,
@@ -125,31 +165,47 @@ export class PostService {
     });
   }
 
+  /**
+   * A write under the write lock, timed from when the lock is held: records' `modified_utc` then follow the order
+   * of the commits, which `modified_after` sync relies on (a writer that waited for the lock keeps no older time).
+   */
+  private write<T>(work: () => T): T {
+    return this.deps.posts.transaction(() => {
+      this.now = DateTime.utc();
+      this.nowUtc = toWire(this.now);
+      return work();
+    });
+  }
+
   createEvent(body: EventFields): EventRecord {
-    return this.deps.posts.transaction(() => this.deps.posts.findOfType('event', this.deps.posts.insert(this.eventRecord(body, null)))!);
+    return this.write(() => this.deps.posts.findOfType('event', this.deps.posts.insert(this.eventRecord(body, null)))!);
   }
 
   /** A partial update, computed from the event as it is under the write lock (other processes may write too). */
-  updateEvent(id: number, body: EventFields): EventRecord {
-    return this.deps.posts.transaction(() => {
+  updateEvent(id: number, body: EventFields, password?: string): EventRecord {
+    return this.write(() => {
       const current = this.eventById(id);
       this.requireChange('edit', current);
-      this.deps.posts.update({ ...this.eventRecord(body, current), id, translationGroup: current.translationGroup });
+      const updated = { ...this.eventRecord(body, current), id, translationGroup: current.translationGroup };
+      this.requireCurrent(current, password); // after the body is validated
+      this.deps.posts.update(updated);
       return this.deps.posts.findOfType('event', id)!;
     });
   }
 
   /** Creates a venue or organizer — or, as the plugin does, updates and returns the caller's record of that name. */
   createLinked<T extends 'venue' | 'organizer'>(type: T, body: VenueFields & OrganizerFields): RecordOf<T> {
-    return this.deps.posts.transaction(() => this.deps.posts.findOfType(type, this.createOrMatch(type, body))!);
+    return this.write(() => this.deps.posts.findOfType(type, this.createOrMatch(type, body))!);
   }
 
   /** A partial update of a venue or organizer, computed from the record as it is under the write lock. */
-  updateLinked<R extends VenueRecord | OrganizerRecord>(target: R, body: VenueFields & OrganizerFields): R {
-    return this.deps.posts.transaction(() => {
+  updateLinked<R extends VenueRecord | OrganizerRecord>(target: R, body: VenueFields & OrganizerFields, password?: string): R {
+    return this.write(() => {
       const current = this.deps.posts.findById(target.id) as R;
       this.requireChange('edit', current);
-      this.deps.posts.update({ ...this.linkedRecord(current.type, body, current), id: current.id, translationGroup: current.translationGroup } as PostRecord);
+      const updated = { ...this.linkedRecord(current.type, body, current), id: current.id, translationGroup: current.translationGroup } as PostRecord;
+      this.requireCurrent(current, password); // after the body is validated
+      this.deps.posts.update(updated);
       return this.deps.posts.findById(current.id) as R;
     });
   }

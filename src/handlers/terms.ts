@@ -4,6 +4,7 @@ import { hasCapabilities } from '../domain/capabilities.js';
 import { cleanHtml } from '../domain/html.js';
 import { TAXONOMY, termToWire, type TermViewContext } from '../domain/termView.js';
 import { sanitizeTextField, slugify } from '../domain/text.js';
+import { entityTag, requireMatch } from '../http/conditional.js';
 import { ApiError, invalidParam, invalidParams } from '../http/errors.js';
 import { pageUrl, sentParams } from '../http/links.js';
 import type { Handlers, OperationContext, QueryOf, RequestBody } from '../http/operation.js';
@@ -130,20 +131,23 @@ class TermService<T extends Taxonomy> {
       if (this.terms.findById(parentId)?.taxonomy !== 'category' || this.terms.isSelfOrAncestor(id, parentId)) throw invalidParam('parent');
     }
     this.terms.transaction(() => {
-      let slug = term.slug;
+      const current = this.existing(id); // as it is under the write lock: another process may have changed it
+      let slug = current.slug;
       if (fields.slug !== undefined) {
         slug = slugify(fields.slug);
         if (!slug) throw invalidParam('slug');
-        const owner = this.terms.slugOwner(this.taxonomy, term.lang, slug);
+        const owner = this.terms.slugOwner(this.taxonomy, current.lang, slug);
         if (owner !== null && owner !== id) {
           throw new ApiError(400, 'duplicate_term_slug', `The slug “${slug}” is already in use by another term.`);
         }
       }
+      const name = fields.name !== undefined ? this.cleanName(fields.name) : current.name;
+      this.requireCurrent(id, state);
       this.terms.update(id, {
-        name: fields.name !== undefined ? this.cleanName(fields.name) : term.name,
+        name,
         slug,
-        description: fields.description !== undefined ? this.cleanDescription(fields.description, state) : term.description,
-        parentId,
+        description: fields.description !== undefined ? this.cleanDescription(fields.description, state) : current.description,
+        parentId: fields.parent ?? current.parentId,
       });
     });
     return this.wire(this.terms.findById(id)!, state, true);
@@ -152,8 +156,16 @@ class TermService<T extends Taxonomy> {
   remove(id: number, state: RequestState) {
     const term = this.existing(id);
     const body = this.wire(term, state, false);
-    this.terms.transaction(() => this.terms.remove(term));
+    this.terms.transaction(() => {
+      this.requireCurrent(id, state);
+      this.terms.remove(term);
+    });
     return body;
+  }
+
+  /** `If-Match`: compared, under the write lock, with the ETag this caller's GET of the term would get now. */
+  private requireCurrent(id: number, state: RequestState): void {
+    requireMatch(state.ifMatch, () => entityTag(JSON.stringify(this.get(id, state))));
   }
 
   private cleanDescription(description: string, state: RequestState): string {

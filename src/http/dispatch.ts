@@ -24,6 +24,7 @@ export function dispatch(backend: Backend): Middleware {
       site: routed.site,
       restBase: `${routed.site}${routed.pathPrefix}/wp-json/tribe/events/v1`,
       sent: new Set(Object.keys(routed.query)),
+      ifMatch: ctx.get('If-Match') || null,
     };
     ctx.state.request = state; // the response stage reads the language the request resolved to
     if (routed.method === 'OPTIONS') {

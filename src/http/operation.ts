@@ -8,6 +8,8 @@ import type { RequestState } from './state.js';
  */
 export type OperationId = keyof operations;
 type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+/** A response's body type, whatever its media type (JSON, or text such as `text/calendar`). */
+type Content<T> = T extends { content: infer C } ? C[keyof C] : never;
 type Some<T> = [T] extends [never] ? unknown : T; // openapi-backend's Context dislikes `never`
 type Path<O extends OperationId> = Some<NonNullable<operations[O]['parameters']['path']>>;
 type Query<O extends OperationId> = Some<NonNullable<operations[O]['parameters']['query']>>;
@@ -16,7 +18,7 @@ type Res<O extends OperationId> = operations[O]['responses'];
 
 /** A successful answer of an operation: one of its declared statuses with the body the spec gives it. */
 export type Reply<O extends OperationId> = {
-  [S in keyof Res<O>]: S extends 200 | 201 ? { status: S; body: Json<Res<O>[S]>; headers?: Record<string, string> } : never;
+  [S in keyof Res<O>]: S extends 200 | 201 ? { status: S; body: Content<Res<O>[S]>; headers?: Record<string, string> } : never;
 }[keyof Res<O>];
 
 export type OperationContext<O extends OperationId> = Context<Body<O>, Path<O>, Query<O>>;

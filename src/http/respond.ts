@@ -2,9 +2,12 @@ import type { Middleware } from 'koa';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { CachedAnswer } from './cache.js';
+import { entityTag, noneMatchHits, notModifiedSince } from './conditional.js';
 import { ApiError } from './errors.js';
 import type { RoutedRequest } from './route.js';
 import type { RequestState } from './state.js';
+
+const JSON_TYPE = 'application/json; charset=UTF-8';
 
 const COMMON_HEADERS = {
   'X-Robots-Tag': 'noindex',
@@ -51,6 +54,7 @@ export function respond(config: Config, log: Logger): Middleware {
     }
     const routed = ctx.state.routed as RoutedRequest | undefined;
     const authenticated = Boolean(ctx.state.user);
+    const reading = ctx.method === 'GET' || ctx.method === 'HEAD';
 
     ctx.set(COMMON_HEADERS);
     const cachedPrefix = (ctx.state.cached as CachedAnswer | undefined)?.linkPrefix;
@@ -60,7 +64,7 @@ export function respond(config: Config, log: Logger): Middleware {
     if (authenticated) {
       ctx.set('Expires', 'Wed, 11 Jan 1984 05:00:00 GMT');
       ctx.set('Cache-Control', 'no-cache, must-revalidate, max-age=0, no-store, private');
-    } else if (ctx.method === 'GET' || ctx.method === 'HEAD') {
+    } else if (reading) {
       ctx.vary('Origin');
     }
     const origin = ctx.get('Origin');
@@ -73,19 +77,43 @@ export function respond(config: Config, log: Logger): Middleware {
 
     let { status, body } = outcome;
     let text = outcome.text;
+    const contentType = outcome.headers['Content-Type'] ?? JSON_TYPE;
+    const headers = { ...outcome.headers };
     if (text === undefined) {
-      if (routed?.fields && status < 300) body = keepFields(body, routed.fields);
-      if (routed?.envelope) {
-        body = { body, status, headers: outcome.headers };
-        status = 200;
+      if (typeof body === 'string' && contentType !== JSON_TYPE) {
+        text = body; // calendars, the documentation page: served as the handler wrote them
+      } else {
+        if (routed?.fields && status < 300) body = keepFields(body, routed.fields);
+        if (routed?.envelope) {
+          body = { body, status, headers: outcome.headers };
+          status = 200;
+        }
+        text = JSON.stringify(body);
       }
-      text = JSON.stringify(body);
-      if (status < 300) (ctx.state.store as ((a: CachedAnswer) => void) | undefined)?.({ status, text, headers: routed?.envelope ? {} : outcome.headers, linkPrefix });
+      if (status === 200 && reading) headers.ETag ??= entityTag(text);
+      if (status < 300) (ctx.state.store as ((a: CachedAnswer) => void) | undefined)?.({ status, text, headers: routed?.envelope ? {} : headers, linkPrefix });
     }
-    if (!routed?.envelope || outcome.text !== undefined) ctx.set(outcome.headers);
+    if (reading && status === 200) {
+      // the tag of the exact bytes; an enveloped answer has its own
+      const tag = headers.ETag ?? entityTag(text);
+      ctx.set('ETag', tag);
+      const noneMatch = ctx.get('If-None-Match');
+      const modifiedSince = ctx.get('If-Modified-Since');
+      const lastModified = headers['Last-Modified'];
+      if (noneMatch ? noneMatchHits(noneMatch, tag) : Boolean(modifiedSince && lastModified && notModifiedSince(modifiedSince, lastModified))) {
+        status = 304;
+        text = '';
+      }
+      if (!authenticated) ctx.set('Cache-Control', routed?.rawQuery.password !== undefined ? 'private, max-age=0, must-revalidate' : 'public, max-age=0, must-revalidate');
+    }
+    if (!routed?.envelope || outcome.text !== undefined) ctx.set(headers);
     ctx.status = status;
-    ctx.body = text;
-    ctx.set('Content-Type', 'application/json; charset=UTF-8');
+    if (status === 304) {
+      ctx.remove('Content-Type');
+    } else {
+      ctx.body = text;
+      ctx.set('Content-Type', contentType);
+    }
     ctx.set('X-Request-Id', requestId);
     log.debug('request', { requestId, method: ctx.method, path: ctx.path, status, user: ctx.state.user?.login, ms: Date.now() - started });
   };

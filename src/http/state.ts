@@ -26,6 +26,8 @@ export interface RequestState {
   restBase: string;
   /** Names of the query parameters the request carried (defaults are not "sent"), for list links. */
   sent: ReadonlySet<string>;
+  /** The `If-Match` header of a write, or null: the write happens only when it names the record's current ETag. */
+  ifMatch: string | null;
 }
 
 export const prefixOf = (lang: Lang): LangPrefix => (lang === 'en' ? '' : `/${lang}`);

@@ -35,7 +35,7 @@ export class ContractChecker {
     return this.api;
   }
 
-  async check(method: string, url: string, status: number, body: unknown): Promise<void> {
+  async check(method: string, url: string, status: number, body: unknown, contentType: string | null = 'application/json'): Promise<void> {
     const api = await this.backend();
     const where = `${method} ${url} → ${status}`;
     if (status >= 400) {
@@ -72,6 +72,10 @@ export class ContractChecker {
     if (!operation.responses?.[String(status)]) {
       throw new Error(`${where}: ${operation.operationId} does not declare status ${status}: ${JSON.stringify(body)}`);
     }
+    const declared = (operation.responses[String(status)] as { content?: Record<string, unknown> }).content;
+    const mediaType = (contentType ?? '').split(';')[0]!.trim();
+    if (declared && !(mediaType in declared)) throw new Error(`${where}: ${operation.operationId} answers ${status} as ${Object.keys(declared).join(' or ')}, not ${contentType}`);
+    if (!declared && body !== undefined) throw new Error(`${where}: ${operation.operationId} declares no body for ${status}, yet one came`);
     const result = api.validateResponse(body, operation, status);
     if (result.errors) {
       throw new Error(`${where}: body does not match the spec of ${operation.operationId}: ${JSON.stringify(result.errors.slice(0, 5))}`);

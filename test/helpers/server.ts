@@ -57,7 +57,7 @@ export class TestServer {
     const check: Middleware = {
       async onResponse({ request, response }) {
         const text = await response.clone().text();
-        await contract.check(request.method, request.url, response.status, text ? JSON.parse(text) : undefined);
+        await contract.check(request.method, request.url, response.status, parseBody(text, response.headers), response.headers.get('Content-Type'));
         return undefined;
       },
     };
@@ -81,8 +81,8 @@ export class TestServer {
     const url = this.baseUrl + path;
     const response = await fetch(url, { method, headers, body });
     const text = await response.text();
-    const parsed = text ? JSON.parse(text) : undefined;
-    await contract.check(method, url, response.status, parsed);
+    const parsed = parseBody(text, response.headers);
+    await contract.check(method, url, response.status, parsed, response.headers.get('Content-Type'));
     return { status: response.status, headers: response.headers, body: parsed as T, text };
   }
 
@@ -94,6 +94,12 @@ export class TestServer {
     this.db.close();
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** A JSON answer parsed; any other (a calendar, the documentation page) as its text. */
+function parseBody(text: string, headers: Headers): any {
+  if (!text) return undefined;
+  return (headers.get('Content-Type') ?? '').startsWith('application/json') ? JSON.parse(text) : text;
 }
 
 export function basic(c: Credentials): string {
