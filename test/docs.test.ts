@@ -1,0 +1,92 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadSpec } from '../src/http/spec.js';
+import { TestServer } from './helpers/server.js';
+
+/** Debian's Chromium: CHROMIUM_PATH, else `chromium` on PATH. */
+function findChromium(): string | null {
+  const configured = process.env.CHROMIUM_PATH;
+  if (configured) return existsSync(configured) ? configured : null;
+  try {
+    return execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' }).trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+const executable = findChromium();
+const required = process.env.CI === 'true';
+if (!executable && !required) {
+  console.warn('test/docs.test.ts: the browser test is skipped: no Chromium found (install Debian\'s `chromium`, or set CHROMIUM_PATH)');
+}
+
+const artifacts = join(import.meta.dirname, 'artifacts');
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await TestServer.start();
+});
+afterAll(() => s.close());
+
+describe('the documentation page', () => {
+  it('is served by Almanac itself: page, script, stylesheet, all tagged', async () => {
+    const page = await s.raw('GET', '/docs');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.text).toContain(`${s.baseUrl}/docs/swagger-ui-bundle.js`);
+    expect(page.text).toContain(`${s.baseUrl}/wp-json/tribe/events/v1/doc`);
+    expect(page.text).not.toMatch(/https?:\/\/(?!127\.0\.0\.1)/); // no CDN
+    const script = await s.raw('GET', '/docs/swagger-ui-bundle.js');
+    expect(script.headers.get('content-type')).toBe('application/javascript; charset=utf-8');
+    expect(script.text).not.toContain('sourceMappingURL');
+    const css = await s.raw('GET', '/docs/swagger-ui.css');
+    expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
+    expect((await s.raw('GET', '/docs/swagger-ui.css', { headers: { 'If-None-Match': css.headers.get('etag')! } })).status).toBe(304);
+    expect((await s.raw('GET', '/de/docs')).text).toContain(`${s.baseUrl}/de/wp-json/tribe/events/v1/doc`);
+    expect((await s.raw('GET', '/docs/other.js')).status).toBe(404);
+  });
+
+  it.skipIf(!executable && !required)('renders every operation in a real browser, offline, and leaves a screenshot', async () => {
+    if (!executable) throw new Error('CI=true needs Chromium for the documentation test: install Debian\'s `chromium` or set CHROMIUM_PATH');
+    const browser = await chromium.launch({
+      executablePath: executable,
+      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 2000 } });
+      const outside: string[] = [];
+      const failed: string[] = [];
+      page.on('request', (request) => {
+        if (!request.url().startsWith(s.baseUrl) && !request.url().startsWith('data:')) outside.push(request.url());
+      });
+      page.on('requestfailed', (request) => failed.push(request.url()));
+      page.on('pageerror', (error) => failed.push(error.message));
+      await page.goto(`${s.baseUrl}/docs`);
+
+      const operations: { tag: string; operationId: string }[] = [];
+      for (const item of Object.values(loadSpec().paths as Record<string, Record<string, { operationId?: string; tags?: string[] }>>)) {
+        for (const op of Object.values(item)) if (op.operationId) operations.push({ tag: op.tags?.[0] ?? 'default', operationId: op.operationId });
+      }
+      await page.waitForSelector('.opblock', { timeout: 30_000 });
+      await page.waitForFunction((n) => document.querySelectorAll('.opblock').length >= n, operations.length, { timeout: 30_000 });
+      const ids = await page.$$eval('.opblock', (blocks) => blocks.map((b) => b.id));
+      for (const { tag, operationId } of operations) expect(ids, operationId).toContain(`operations-${tag}-${operationId}`);
+      expect(await page.textContent('.info .title')).toContain('Almanac');
+
+      mkdirSync(artifacts, { recursive: true });
+      const file = join(artifacts, 'docs.png');
+      rmSync(file, { force: true });
+      await page.screenshot({ path: file, fullPage: false });
+      const png = readFileSync(file);
+      expect(png.length).toBeGreaterThan(10_000);
+      expect(png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))).toBe(true);
+      expect(outside).toEqual([]); // no CDN, no telemetry
+      expect(failed).toEqual([]);
+    } finally {
+      await browser.close(); // playwright's own temporary profile goes with it
+    }
+  }, 90_000);
+});
