@@ -71,7 +71,7 @@ describe('the documentation page', () => {
         for (const op of Object.values(item)) if (op.operationId) operations.push({ tag: op.tags?.[0] ?? 'default', operationId: op.operationId });
       }
       await page.waitForSelector('.opblock', { timeout: 30_000 });
-      await page.waitForFunction((n) => document.querySelectorAll('.opblock').length >= n, operations.length, { timeout: 30_000 });
+      await expect.poll(() => page.locator('.opblock').count(), { timeout: 30_000 }).toBeGreaterThanOrEqual(operations.length);
       const ids = await page.$$eval('.opblock', (blocks) => blocks.map((b) => b.id));
       for (const { tag, operationId } of operations) expect(ids, operationId).toContain(`operations-${tag}-${operationId}`);
       expect(await page.textContent('.info .title')).toContain('Almanac');

@@ -56,8 +56,7 @@ export class TestServer {
     const client = createClient<paths>({ baseUrl: this.baseUrl, headers: as ? { Authorization: basic(as) } : {} });
     const check: Middleware = {
       async onResponse({ request, response }) {
-        const text = await response.clone().text();
-        await contract.check(request.method, request.url, response.status, parseBody(text, response.headers), response.headers.get('Content-Type'));
+        await checkResponse(request.method, response);
         return undefined;
       },
     };
@@ -94,6 +93,12 @@ export class TestServer {
     this.db.close();
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** Checks a response any client received against the spec (see ContractChecker). */
+export async function checkResponse(method: string, response: Response): Promise<void> {
+  const text = await response.clone().text();
+  await contract.check(method, response.url, response.status, parseBody(text, response.headers), response.headers.get('Content-Type'));
 }
 
 /** A JSON answer parsed; any other (a calendar, the documentation page) as its text. */
