@@ -48,6 +48,8 @@ describe('the namespace index', () => {
       expect(data!.routes[pattern]!.methods).toEqual(endpoints.flat());
     }
     const events = data!.routes['/tribe/events/v1/events']!;
+    for (const header of ['If-None-Match', 'If-Modified-Since', 'If-Match']) expect(JSON.stringify(data!.routes)).not.toContain(header); // headers are not arguments
+    expect(Object.keys(events.endpoints[0]!.args)).toEqual(expect.arrayContaining(['modified_after', 'modified_after_id', 'modified_before']));
     expect(Object.keys(events.endpoints[0]!.args)).toEqual(expect.arrayContaining(PLUGIN_EVENT_LIST_ARGS));
     expect(Object.keys(events.endpoints[1]!.args)).toEqual(expect.arrayContaining(PLUGIN_EVENT_CREATE_ARGS));
     expect((events.endpoints[1]!.args as Record<string, { required: boolean }>).title!.required).toBe(true);

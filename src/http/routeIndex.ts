@@ -52,6 +52,7 @@ function argOf(schema: SchemaNode | undefined, description: string | undefined, 
 function argsOf(op: OperationObject): Record<string, Record<string, unknown>> | [] {
   const args: Record<string, Record<string, unknown>> = {};
   for (const p of (op.parameters ?? []).map((x) => resolve(x) as Parameter)) {
+    if (p.in === 'header') continue; // conditional-request headers are not WordPress arguments
     args[p.name] = argOf(p.schema, p.description, Boolean(p.required));
   }
   const body = resolve(op.requestBody as { content?: Record<string, { schema?: SchemaNode }> } | undefined);
