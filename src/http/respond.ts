@@ -18,8 +18,8 @@ export interface Outcome {
   status: number;
   body: unknown;
   headers: Record<string, string>;
-  /** The serialised answer, when it comes from the response cache. */
-  text?: string;
+  /** The serialised answer (UTF-8), when it comes from the response cache. */
+  bytes?: Buffer;
 }
 
 /** Any thrown value as a WordPress error. Unknown errors are logged and become a 500 that leaks nothing. */
@@ -43,7 +43,7 @@ export function respond(config: Config, log: Logger): Middleware {
     try {
       await next();
       const cached = ctx.state.cached as CachedAnswer | undefined;
-      outcome = cached ? { status: cached.status, body: undefined, headers: cached.headers, text: cached.text } : (ctx.state.outcome as Outcome);
+      outcome = cached ? { status: cached.status, body: undefined, headers: cached.headers, bytes: cached.bytes } : (ctx.state.outcome as Outcome);
       if (!outcome) throw new Error('no handler produced an answer');
     } catch (err) {
       const apiError = toApiError(err, log, requestId);
@@ -72,20 +72,22 @@ export function respond(config: Config, log: Logger): Middleware {
     }
 
     let { status, body } = outcome;
-    let text = outcome.text;
-    if (text === undefined) {
+    // sent as bytes: encoded once (and kept encoded in the cache), never measured or flattened again on the way out
+    let bytes = outcome.bytes;
+    if (bytes === undefined) {
       if (routed?.fields && status < 300) body = keepFields(body, routed.fields);
       if (routed?.envelope) {
         body = { body, status, headers: outcome.headers };
         status = 200;
       }
-      text = JSON.stringify(body);
-      if (status < 300) (ctx.state.store as ((a: CachedAnswer) => void) | undefined)?.({ status, text, headers: routed?.envelope ? {} : outcome.headers, linkPrefix });
+      const json = JSON.stringify(body) as string | undefined;
+      bytes = json === undefined ? undefined : Buffer.from(json);
+      if (status < 300 && bytes) (ctx.state.store as ((a: CachedAnswer) => void) | undefined)?.({ status, bytes, headers: routed?.envelope ? {} : outcome.headers, linkPrefix });
     }
-    if (!routed?.envelope || outcome.text !== undefined) ctx.set(outcome.headers);
+    if (!routed?.envelope || outcome.bytes !== undefined) ctx.set(outcome.headers);
     ctx.status = status;
-    ctx.body = text;
     ctx.set('Content-Type', 'application/json; charset=UTF-8');
+    ctx.body = bytes;
     ctx.set('X-Request-Id', requestId);
     log.debug('request', { requestId, method: ctx.method, path: ctx.path, status, user: ctx.state.user?.login, ms: Date.now() - started });
   };
