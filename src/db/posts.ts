@@ -1,6 +1,7 @@
 import type { Lang } from '../http/state.js';
 import { foldForSearch } from '../domain/text.js';
 import type { Db } from './connection.js';
+import { groupCommit } from './groupCommit.js';
 import { StatementCache } from './sql.js';
 
 export type PostType = 'event' | 'venue' | 'organizer';
@@ -369,6 +370,14 @@ export class PostsRepository {
 
   transaction<T>(work: () => T): T {
     return this.db.transaction(work).immediate();
+  }
+
+  /**
+   * Runs `work` (which may call `transaction`) in the connection's next group commit, and resolves once it is
+   * durable: concurrent writes share one fsync (see GroupCommit).
+   */
+  committed<T>(work: () => T): Promise<T> {
+    return groupCommit(this.db).run(work);
   }
 
   /** One page of event ids matching the filters, and how many match in all (two statements). */

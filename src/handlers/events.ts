@@ -16,13 +16,15 @@ export function eventHandlers(deps: PostDeps): Pick<Handlers, EventOps> {
     status: 200 as const,
     body: s.view([s.readableEvent(id, password)], { single: true, password })[0] as never,
   });
-  const update = (s: PostService, id: number, body: unknown) => ({
-    status: 200 as const,
-    body: s.view([s.updateEvent(id, (body ?? {}) as EventFields)], { single: false, write: true })[0] as never,
-  });
-  const trash = (s: PostService, id: number) => {
+  // writes go through the group commit: acknowledged once durable, sharing the fsync with concurrent writes
+  const update = async (s: PostService, id: number, body: unknown) => {
+    const record = await deps.posts.committed(() => s.updateEvent(id, (body ?? {}) as EventFields));
+    return { status: 200 as const, body: s.view([record], { single: false, write: true })[0] as never };
+  };
+  const trash = async (s: PostService, id: number) => {
     const current = s.eventById(id);
-    return { status: 200 as const, body: s.view([s.trash(current)], { single: false, write: true })[0] as never };
+    const record = await deps.posts.committed(() => s.trash(current));
+    return { status: 200 as const, body: s.view([record], { single: false, write: true })[0] as never };
   };
   const updateById = (c: ById, state: RequestState) => update(service(state), c.request.params.id, c.request.requestBody);
   const updateBySlug = (c: BySlug, state: RequestState) => {
@@ -31,9 +33,10 @@ export function eventHandlers(deps: PostDeps): Pick<Handlers, EventOps> {
   };
 
   return {
-    createEvent: (c, state) => {
+    createEvent: async (c, state) => {
       const s = service(state);
-      return { status: 201, body: s.view([s.createEvent(c.request.requestBody as EventFields)], { single: false, write: true })[0] as never };
+      const record = await deps.posts.committed(() => s.createEvent(c.request.requestBody as EventFields));
+      return { status: 201, body: s.view([record], { single: false, write: true })[0] as never };
     },
     getEvent: (c, state) => single(service(state), c.request.params.id, c.request.query.password),
     getEventBySlug: (c, state) => {
