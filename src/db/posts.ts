@@ -130,6 +130,20 @@ type ListSql = { page: string; count: string; params: Record<string, unknown> };
 
 const like = (word: string) => `%${foldForSearch(word).replace(/[\\%_]/g, (c) => '\\' + c)}%`;
 
+/**
+ * The trigram index query (migration 0007) that finds every event whose folded text may contain all of `words`: each
+ * word of three characters or more needs each of its trigrams. Null when no word is that long (the index cannot
+ * help). The LIKE of each word still decides; this only narrows.
+ */
+function trigramQuery(words: string[]): string | null {
+  const grams = new Set<string>();
+  for (const word of words) {
+    const chars = [...foldForSearch(word)];
+    for (let i = 0; i + 3 <= chars.length; i++) grams.add(chars.slice(i, i + 3).join(''));
+  }
+  return grams.size > 0 ? [...grams].map((g) => `"${g.replace(/"/g, '""')}"`).join(' AND ') : null;
+}
+
 /** SQL for "status in S" over a table alias carrying `status` and `date_utc`; `publish` covers due scheduled records. */
 function statusSql(alias: string, statuses: PostStatus[], params: Record<string, unknown>): string {
   const published = `(${alias}.status = 'publish' OR (${alias}.status = 'future' AND ${alias}.date_utc <= @now))`;
@@ -409,6 +423,13 @@ export class PostsRepository {
       };
       for (const word of q.search.include) clauses.push(contains(word));
       for (const word of q.search.exclude) clauses.push('NOT ' + contains(word));
+      const trigrams = trigramQuery(q.search.include);
+      if (trigrams !== null) {
+        params.trigrams = trigrams;
+        // `+`: still read the window off the listing index (the set of matches is probed, through a Bloom filter),
+        // so a list costs its window whatever the word; driving from the matches would cost every event holding it
+        where.push('+e.post_id IN (SELECT rowid FROM posts_search WHERE posts_search MATCH @trigrams)');
+      }
       if (clauses.length) where.push(`EXISTS (SELECT 1 FROM posts p WHERE p.id = e.post_id AND ${clauses.join(' AND ')})`);
     }
     const jsonList = (name: string, ids: number[]) => {
