@@ -23,9 +23,10 @@ export interface CachedAnswer {
 }
 
 const MAX_ENTRIES = 20_000;
-const MAX_BYTES = 64 * 1024 * 1024;
 
-export function responseCache(db: Db): Middleware {
+/** `maxBytes`: the most serialised bytes kept (ALMANAC_CACHE_MB); 0 keeps nothing. */
+export function responseCache(db: Db, maxBytes = 32 * 1024 * 1024): Middleware {
+  if (maxBytes === 0) return (_ctx, next) => next();
   // two statements: total_changes() needs no read transaction, so only data_version pays for one
   const changesOf = db.prepare<[], number>('SELECT total_changes()').pluck();
   const versionOf = db.prepare<[], number>('PRAGMA data_version').pluck();
@@ -64,13 +65,13 @@ export function responseCache(db: Db): Middleware {
     await next();
     // the response stage hands the serialised answer back for storing (2xx only)
     ctx.state.store = (answer: CachedAnswer) => {
-      if (answer.bytes.length > MAX_BYTES / 64) return;
+      if (answer.bytes.length > maxBytes / 64) return;
       // a small Buffer is a slice of a shared pool: keep a copy of its own, so an entry holds only its bytes
       if (answer.bytes.buffer.byteLength !== answer.bytes.length) answer = { ...answer, bytes: Buffer.from(Uint8Array.prototype.slice.call(answer.bytes)) };
       entries.set(key, answer);
       bytes += answer.bytes.length;
       for (const [oldest, value] of entries) {
-        if (entries.size <= MAX_ENTRIES && bytes <= MAX_BYTES) break;
+        if (entries.size <= MAX_ENTRIES && bytes <= maxBytes) break;
         entries.delete(oldest);
         bytes -= value.bytes.length;
       }
