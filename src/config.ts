@@ -98,7 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: cors === '*' ? '*' : cors.split(',').map((o) => o.trim()).filter(Boolean),
     authMaxFailures: integer(env, 'ALMANAC_AUTH_MAX_FAILURES', 10, 1, 1_000_000),
     authLockSeconds: integer(env, 'ALMANAC_AUTH_LOCK_SECONDS', 900, 1, 31_536_000),
-    cacheBytes: integer(env, 'ALMANAC_CACHE_MB', 32, 0, 65_536) * 1024 * 1024,
+    cacheBytes: integer(env, 'ALMANAC_CACHE_MB', 16, 0, 65_536) * 1024 * 1024,
     logLevel,
     validateResponses: false,
   };

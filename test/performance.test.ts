@@ -96,8 +96,8 @@ describe('group commit', () => {
 });
 
 describe('ALMANAC_CACHE_MB', () => {
-  it('bounds the response cache (32 MB unless set; 0 turns it off) and refuses what is not a size', () => {
-    expect(loadConfig({}).cacheBytes).toBe(32 * 1024 * 1024);
+  it('bounds the response cache (16 MB unless set; 0 turns it off) and refuses what is not a size', () => {
+    expect(loadConfig({}).cacheBytes).toBe(16 * 1024 * 1024);
     expect(loadConfig({ ALMANAC_CACHE_MB: '8' }).cacheBytes).toBe(8 * 1024 * 1024);
     expect(loadConfig({ ALMANAC_CACHE_MB: '0' }).cacheBytes).toBe(0);
     for (const bad of ['-1', 'lots', '1.5', '70000']) expect(() => loadConfig({ ALMANAC_CACHE_MB: bad })).toThrow(ConfigError);

@@ -84,14 +84,13 @@ export class CredentialVerifier {
     };
     const user = this.users.findByLoginOrEmail(login);
     if (!user) return fail('invalid_username', false);
+    const known = this.rememberedFor(user, login, password);
+    if (known) {
+      this.noteUse(known, clientIp);
+      return known;
+    }
     const key = sha256Hex(`${user.id}\0${login}\0${password}`);
     const now = Date.now();
-    const remembered = this.verified.get(key);
-    if (remembered && remembered.until > now && remembered.version === user.credentialVersion) {
-      this.recordUse(remembered.password, clientIp);
-      return { ok: true, user, password: remembered.password };
-    }
-    if (remembered) this.verified.delete(key);
     const passwords = this.users.passwordsOf(user.id);
     let found: AppPassword | undefined;
     for (const p of passwords) {
@@ -108,12 +107,32 @@ export class CredentialVerifier {
     if (!found) return fail('incorrect_password', passwords.some((p) => p.scheme === 'scrypt'));
     if (this.verified.size >= VERIFIED_MAX) this.verified.clear();
     this.verified.set(key, { version: user.credentialVersion, password: found, until: now + VERIFIED_TTL_MS });
-    this.recordUse(found, clientIp);
-    return { ok: true, user, password: found };
+    const check = { ok: true as const, user, password: found };
+    this.noteUse(check, clientIp);
+    return check;
+  }
+
+  /**
+   * The check of credentials verified before, while they still stand (one read: the user the login names), or null
+   * (then `verify`). Reads only, so it can share a read transaction; the caller then calls `noteUse`.
+   */
+  remembered(login: string, password: string): Extract<CredentialCheck, { ok: true }> | null {
+    const user = this.users.findByLoginOrEmail(login);
+    return user ? this.rememberedFor(user, login, password) : null;
+  }
+
+  private rememberedFor(user: User, login: string, password: string): Extract<CredentialCheck, { ok: true }> | null {
+    const key = sha256Hex(`${user.id}\0${login}\0${password}`);
+    const remembered = this.verified.get(key);
+    if (!remembered) return null;
+    if (remembered.until > Date.now() && remembered.version === user.credentialVersion) return { ok: true, user, password: remembered.password };
+    this.verified.delete(key);
+    return null;
   }
 
   /** Writes `last_used` at most once a minute per password, so authentication does not turn reads into writes. */
-  private recordUse(p: AppPassword, ip: string | null): void {
+  noteUse(check: Extract<CredentialCheck, { ok: true }>, ip: string | null): void {
+    const p = check.password;
     const now = Date.now();
     const last = this.lastTouched.get(p.uuid) ?? (p.lastUsedUtc ? Date.parse(p.lastUsedUtc.replace(' ', 'T') + 'Z') : 0);
     if (now - last < LAST_USED_EVERY_MS) return;

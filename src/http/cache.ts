@@ -25,8 +25,9 @@ export interface CachedAnswer {
 const MAX_ENTRIES = 20_000;
 
 /** `maxBytes`: the most serialised bytes kept (ALMANAC_CACHE_MB); 0 keeps nothing. */
-export function responseCache(db: Db, maxBytes = 32 * 1024 * 1024): Middleware {
+export function responseCache(db: Db, maxBytes = 16 * 1024 * 1024): Middleware {
   if (maxBytes === 0) return (_ctx, next) => next();
+  const maxEntry = Math.min(1024 * 1024, maxBytes / 4); // a page of 50 events fits; no one answer crowds out the rest
   // two statements: total_changes() needs no read transaction, so only data_version pays for one
   const changesOf = db.prepare<[], number>('SELECT total_changes()').pluck();
   const versionOf = db.prepare<[], number>('PRAGMA data_version').pluck();
@@ -40,7 +41,13 @@ export function responseCache(db: Db, maxBytes = 32 * 1024 * 1024): Middleware {
   let generation = '';
   let nextDue: string | null = null;
 
-  const nowWire = () => new Date().toISOString().slice(0, 19).replace('T', ' ');
+  let second = 0;
+  let secondText = '';
+  const nowWire = () => {
+    const s = Math.floor(Date.now() / 1000);
+    if (s !== second) secondText = new Date((second = s) * 1000).toISOString().slice(0, 19).replace('T', ' ');
+    return secondText;
+  };
   return async (ctx, next) => {
     const routed = ctx.state.routed as RoutedRequest;
     const operation = routed.operation;
@@ -65,7 +72,7 @@ export function responseCache(db: Db, maxBytes = 32 * 1024 * 1024): Middleware {
     await next();
     // the response stage hands the serialised answer back for storing (2xx only)
     ctx.state.store = (answer: CachedAnswer) => {
-      if (answer.bytes.length > maxBytes / 64) return;
+      if (answer.bytes.length > maxEntry) return;
       // a small Buffer is a slice of a shared pool: keep a copy of its own, so an entry holds only its bytes
       if (answer.bytes.buffer.byteLength !== answer.bytes.length) answer = { ...answer, bytes: Buffer.from(Uint8Array.prototype.slice.call(answer.bytes)) };
       entries.set(key, answer);
