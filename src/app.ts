@@ -69,7 +69,7 @@ export async function createApp({ db, config, log }: { db: Db; config: Config; l
   koa.use(resolveRoute(backend, config)); // rest_route, /de /fr, _method, route match, query normalisation
   koa.use(readBody(config.bodyLimitBytes)); // JSON and form bodies, size limit
   koa.use(authenticate(new CredentialVerifier(repos.users), { failures: new AuthFailuresRepository(db), maxFailures: config.authMaxFailures, lockSeconds: config.authLockSeconds })); // application passwords, lock-out
-  koa.use(responseCache(db)); // serialised GET answers, exactly invalidated by any write
+  koa.use(responseCache(db, config.cacheBytes)); // serialised GET answers, exactly invalidated by any write
   koa.use(dispatch(backend)); // OPTIONS, openapi-backend: validate, check capabilities, typed handler
   return { koa, backend, repos };
 }

@@ -20,6 +20,8 @@ export interface Config {
   corsOrigins: '*' | string[];
   authMaxFailures: number;
   authLockSeconds: number;
+  /** Bytes of serialised answers the response cache of each worker may hold (ALMANAC_CACHE_MB; 0 turns it off). */
+  cacheBytes: number;
   logLevel: LogLevel;
   /** Check every handler response against the spec (on in tests; costs time in production). */
   validateResponses: boolean;
@@ -96,6 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: cors === '*' ? '*' : cors.split(',').map((o) => o.trim()).filter(Boolean),
     authMaxFailures: integer(env, 'ALMANAC_AUTH_MAX_FAILURES', 10, 1, 1_000_000),
     authLockSeconds: integer(env, 'ALMANAC_AUTH_LOCK_SECONDS', 900, 1, 31_536_000),
+    cacheBytes: integer(env, 'ALMANAC_CACHE_MB', 16, 0, 65_536) * 1024 * 1024,
     logLevel,
     validateResponses: false,
   };

@@ -1,6 +1,7 @@
 import { DateTime, FixedOffsetZone, Settings } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { parseDateInput, parseZone, toWire } from '../src/domain/dates.js';
+import { fromWire, parseDateInput, parseZone, toWire } from '../src/domain/dates.js';
+import { isoWithOffset } from '../src/domain/eventTimes.js';
 
 /** Wednesday 2027-01-13 15:30:00 UTC. */
 const NOW = DateTime.fromISO('2027-01-13T15:30:00Z');
@@ -379,5 +380,29 @@ describe('parseDateInput: invalid input', () => {
 
   it('accepts the last timestamp of 9999', () => {
     expect(utc('253402300799')).toBe('9999-12-31T23:59:59Z');
+  });
+});
+
+describe('wire dates without luxon formats', () => {
+  // toWire, fromWire and isoWithOffset skip luxon's format parser; they must give exactly what it gives
+  const zones = ['UTC', 'UTC+5:30', 'UTC-3', 'Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe', 'Asia/Kathmandu'];
+  const samples: string[] = [];
+  for (let i = 0; i < 400; i++) {
+    const ms = Date.UTC(1, 0, 1) + Math.floor(((i * 7919) % 400) / 400 * (Date.UTC(9999, 11, 31) - Date.UTC(1, 0, 1))) + i * 3_600_000;
+    samples.push(new Date(ms).toISOString().slice(0, 19).replace('T', ' '));
+  }
+  // the hours DST skips and repeats, where reading a wall time depends on how it is read
+  samples.push('2027-03-28 02:30:00', '2027-10-31 02:30:00', '2027-03-14 02:30:00', '2027-11-07 01:30:00', '2027-04-04 02:15:00', '0001-01-01 00:00:00', '9999-12-31 23:59:59');
+
+  it('reads and writes YYYY-MM-DD HH:MM:SS as luxon formats do', () => {
+    for (const name of zones) {
+      const zone = parseZone(name)!;
+      for (const text of samples) {
+        const luxon = DateTime.fromFormat(text, 'yyyy-MM-dd HH:mm:ss', { zone });
+        expect([name, text, fromWire(text, zone).toMillis()]).toEqual([name, text, luxon.toMillis()]);
+        expect([name, text, toWire(luxon)]).toEqual([name, text, luxon.toFormat('yyyy-MM-dd HH:mm:ss')]);
+        expect([name, text, isoWithOffset(text, name)]).toEqual([name, text, luxon.toISO({ suppressMilliseconds: true, includeOffset: true })!.replace(/Z$/, '+00:00')]);
+      }
+    }
   });
 });

@@ -5,14 +5,21 @@ interface Row { failures: number; window_start: number; locked_until: number }
 /** Failed authentications per (client address, login), for the lock-out (migration 0006). */
 export class AuthFailuresRepository {
   private readonly stmts;
+  private readonly together: { deferred: <T>(work: () => T) => T };
 
   constructor(private readonly db: Db) {
+    this.together = db.transaction(<T>(work: () => T): T => work()) as unknown as { deferred: <T>(work: () => T) => T };
     this.stmts = {
       get: db.prepare<[string, string], Row>('SELECT failures, window_start, locked_until FROM auth_failures WHERE address = ? AND login = ?'),
       put: db.prepare(`INSERT INTO auth_failures (address, login, failures, window_start, locked_until) VALUES (@address, @login, @failures, @start, @locked)
                        ON CONFLICT (address, login) DO UPDATE SET failures = @failures, window_start = @start, locked_until = @locked`),
       clear: db.prepare('DELETE FROM auth_failures WHERE address = ? AND login = ?'),
     };
+  }
+
+  /** Runs reads (of this and other repositories) in one read transaction: one snapshot, one lock instead of several. */
+  readTogether<T>(work: () => T): T {
+    return this.together.deferred(work);
   }
 
   /** Until when the pair is locked (Unix ms; 0: not locked), and whether any failure is on record. */

@@ -1,6 +1,7 @@
 import type { Lang } from '../http/state.js';
 import { foldForSearch } from '../domain/text.js';
 import type { Db } from './connection.js';
+import { groupCommit } from './groupCommit.js';
 import { StatementCache } from './sql.js';
 
 export type PostType = 'event' | 'venue' | 'organizer';
@@ -159,6 +160,20 @@ export interface Change {
 type ListSql = { page: string; count: string; params: Record<string, unknown> };
 
 const like = (word: string) => `%${foldForSearch(word).replace(/[\\%_]/g, (c) => '\\' + c)}%`;
+
+/**
+ * The trigram index query (migration 0008) that finds every event whose folded text may contain all of `words`: each
+ * word of three characters or more needs each of its trigrams. Null when no word is that long (the index cannot
+ * help). The LIKE of each word still decides; this only narrows.
+ */
+function trigramQuery(words: string[]): string | null {
+  const grams = new Set<string>();
+  for (const word of words) {
+    const chars = [...foldForSearch(word)];
+    for (let i = 0; i + 3 <= chars.length; i++) grams.add(chars.slice(i, i + 3).join(''));
+  }
+  return grams.size > 0 ? [...grams].map((g) => `"${g.replace(/"/g, '""')}"`).join(' AND ') : null;
+}
 
 /** SQL for "status in S" over a table alias carrying `status` and `date_utc`; `publish` covers due scheduled records. */
 function statusSql(alias: string, statuses: PostStatus[], params: Record<string, unknown>): string {
@@ -402,6 +417,14 @@ export class PostsRepository {
     return this.db.transaction(work).immediate();
   }
 
+  /**
+   * Runs `work` (which may call `transaction`) in the connection's next group commit, and resolves once it is
+   * durable: concurrent writes share one fsync (see GroupCommit).
+   */
+  committed<T>(work: () => T): Promise<T> {
+    return groupCommit(this.db).run(work);
+  }
+
   /** One page of event ids matching the filters, and how many match in all (two statements). */
   listEvents(q: EventListQuery): { ids: number[]; total: number } {
     return this.run(this.eventListSql(q), q.limit, q.offset);
@@ -431,6 +454,13 @@ export class PostsRepository {
       };
       for (const word of q.search.include) clauses.push(contains(word));
       for (const word of q.search.exclude) clauses.push('NOT ' + contains(word));
+      const trigrams = trigramQuery(q.search.include);
+      if (trigrams !== null) {
+        params.trigrams = trigrams;
+        // `+`: still read the window off the listing index (the set of matches is probed, through a Bloom filter),
+        // so a list costs its window whatever the word; driving from the matches would cost every event holding it
+        where.push('+e.post_id IN (SELECT rowid FROM posts_search WHERE posts_search MATCH @trigrams)');
+      }
       if (clauses.length) where.push(`EXISTS (SELECT 1 FROM posts p WHERE p.id = e.post_id AND ${clauses.join(' AND ')})`);
     }
     const jsonList = (name: string, ids: number[]) => {

@@ -165,8 +165,23 @@ function parseRelative(input: string, zone: Zone, now: DateTime): ParsedDate | n
   return value.isValid ? { value: value.set({ millisecond: 0 }), absolute: false } : null;
 }
 
-/** `YYYY-MM-DD HH:MM:SS` of a date in its own zone. */
+const pad = (n: number, width: number) => String(n).padStart(width, '0');
+
+/** `YYYY-MM-DD HH:MM:SS` of a date in its own zone (what `toFormat(WIRE_FORMAT)` gives, without parsing the format each time). */
 export function toWire(value: DateTime): string {
-  return value.toFormat(WIRE_FORMAT);
+  if (!value.isValid || value.year < 0) return value.toFormat(WIRE_FORMAT);
+  return `${pad(value.year, 4)}-${pad(value.month, 2)}-${pad(value.day, 2)} ${pad(value.hour, 2)}:${pad(value.minute, 2)}:${pad(value.second, 2)}`;
+}
+
+const WIRE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
+
+/**
+ * A stored `YYYY-MM-DD HH:MM:SS` read as wall-clock time in `zone`, as `DateTime.fromFormat(text, WIRE_FORMAT)` reads
+ * it (which hands the same numbers to `fromObject`), without building a parser per call.
+ */
+export function fromWire(text: string, zone: Zone | string): DateTime {
+  const m = WIRE.exec(text);
+  if (!m) return DateTime.fromFormat(text, WIRE_FORMAT, { zone });
+  return DateTime.fromObject({ year: +m[1]!, month: +m[2]!, day: +m[3]!, hour: +m[4]!, minute: +m[5]!, second: +m[6]! }, { zone });
 }
 

@@ -1,6 +1,6 @@
 import { DateTime, type Zone } from 'luxon';
 import type { EventRecord } from '../db/posts.js';
-import { inWireRange, parseDateInput, parseZone, toWire, WIRE_FORMAT } from './dates.js';
+import { fromWire, inWireRange, parseDateInput, parseZone, toWire } from './dates.js';
 
 /** The times of an event record. */
 export type EventTimes = Pick<EventRecord, 'startLocal' | 'endLocal' | 'startUtc' | 'endUtc' | 'timezone' | 'allDay'>;
@@ -31,7 +31,7 @@ function parseIn(text: string, zone: Zone, now: DateTime, param: string): DateTi
   return parsed.value.setZone(zone);
 }
 
-const readLocal = (local: string, zone: Zone) => DateTime.fromFormat(local, WIRE_FORMAT, { zone });
+const readLocal = (local: string, zone: Zone) => fromWire(local, zone);
 
 /**
  * Start, end, timezone and all-day of an event after a create (`current` null) or a partial update (DESIGN §5 #2):
@@ -82,7 +82,7 @@ export function publicationDate(input: { date?: string; date_utc?: string }, zon
 
 /** `YYYY-MM-DD HH:MM:SS` read as UTC. */
 export function fromUtcWire(utc: string): DateTime {
-  return DateTime.fromFormat(utc, WIRE_FORMAT, { zone: 'utc' });
+  return fromWire(utc, 'utc');
 }
 
 const ABBREVIATION_LOCALES = ['en-US', 'en-GB', 'en-AU', 'en-IN', 'en-NZ'];
@@ -105,5 +105,18 @@ export function timezoneAbbreviation(timezone: string, local: string): string {
 /** ISO 8601 with the event's offset (`2026-12-03T15:00:00+00:00`), for JSON-LD. */
 export function isoWithOffset(local: string, timezone: string): string {
   const zone = parseZone(timezone) ?? zoneOf('UTC', 'timezone');
+  // a fixed offset needs no calendar: the wall time as it is, then the offset (what luxon would print)
+  if (zone.isUniversal && /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(local)) return `${local.replace(' ', 'T')}${offsetText(zone.offset(0))}`;
   return readLocal(local, zone).toISO({ suppressMilliseconds: true, includeOffset: true })!.replace(/Z$/, '+00:00');
+}
+
+/** `+HH:MM` of an offset in minutes. */
+function offsetText(minutes: number): string {
+  const abs = Math.abs(minutes);
+  return `${minutes < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+}
+
+/** The start of the UTC day of a stored UTC time, in ISO 8601 (`2026-12-03T00:00:00+00:00`), for JSON-LD. */
+export function utcDayStart(utc: string): string {
+  return `${utc.slice(0, 10)}T00:00:00+00:00`;
 }

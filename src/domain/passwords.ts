@@ -60,16 +60,18 @@ export type CredentialCheck =
   | { ok: false; reason: 'invalid_username' | 'incorrect_password' };
 
 const VERIFIED_TTL_MS = 60_000;
+const VERIFIED_MAX = 10_000;
 const LAST_USED_EVERY_MS = 60_000;
 
 /**
- * Checks Basic credentials against application passwords. Generated secrets cost one salted SHA-256 each; a
- * successful scrypt check (the bootstrap password) is remembered for a minute, keyed by a digest of the
- * credentials and valid only while the user's credential version is unchanged — so a revocation or role change
- * takes effect on the next request.
+ * Checks Basic credentials against application passwords. Generated secrets cost one salted SHA-256 each, a
+ * password a person chose (the bootstrap one) one scrypt. A successful check is remembered for a minute, keyed by a
+ * digest of the user id, the login as sent and the password, and only while the login still names that user at the
+ * same credential version (read afresh on every request): revoking a password, replacing the bootstrap one or
+ * changing the role bumps the version, in any process, so it takes effect on the next request.
  */
 export class CredentialVerifier {
-  private readonly verified = new Map<string, { userId: number; uuid: string; version: number; until: number }>();
+  private readonly verified = new Map<string, { version: number; password: AppPassword; until: number }>();
   private readonly lastTouched = new Map<string, number>();
 
   constructor(private readonly users: UsersRepository) {}
@@ -82,36 +84,55 @@ export class CredentialVerifier {
     };
     const user = this.users.findByLoginOrEmail(login);
     if (!user) return fail('invalid_username', false);
+    const known = this.rememberedFor(user, login, password);
+    if (known) {
+      this.noteUse(known, clientIp);
+      return known;
+    }
+    const key = sha256Hex(`${user.id}\0${login}\0${password}`);
+    const now = Date.now();
     const passwords = this.users.passwordsOf(user.id);
     let found: AppPassword | undefined;
     for (const p of passwords) {
       if (p.scheme === 'sha256' && (await matches(p, password))) found = p;
     }
     if (!found) {
-      const key = sha256Hex(`${user.id}\0${login}\0${password}`);
-      const cached = this.verified.get(key);
-      const now = Date.now();
-      if (cached && cached.until > now && cached.version === user.credentialVersion) {
-        found = passwords.find((p) => p.uuid === cached.uuid);
-      }
-      if (!found) {
-        for (const p of passwords) {
-          if (p.scheme === 'scrypt' && (await matches(p, password))) {
-            found = p;
-            if (this.verified.size > 10_000) this.verified.clear();
-            this.verified.set(key, { userId: user.id, uuid: p.uuid, version: user.credentialVersion, until: now + VERIFIED_TTL_MS });
-            break;
-          }
+      for (const p of passwords) {
+        if (p.scheme === 'scrypt' && (await matches(p, password))) {
+          found = p;
+          break;
         }
       }
     }
     if (!found) return fail('incorrect_password', passwords.some((p) => p.scheme === 'scrypt'));
-    this.recordUse(found, clientIp);
-    return { ok: true, user, password: found };
+    if (this.verified.size >= VERIFIED_MAX) this.verified.clear();
+    this.verified.set(key, { version: user.credentialVersion, password: found, until: now + VERIFIED_TTL_MS });
+    const check = { ok: true as const, user, password: found };
+    this.noteUse(check, clientIp);
+    return check;
+  }
+
+  /**
+   * The check of credentials verified before, while they still stand (one read: the user the login names), or null
+   * (then `verify`). Reads only, so it can share a read transaction; the caller then calls `noteUse`.
+   */
+  remembered(login: string, password: string): Extract<CredentialCheck, { ok: true }> | null {
+    const user = this.users.findByLoginOrEmail(login);
+    return user ? this.rememberedFor(user, login, password) : null;
+  }
+
+  private rememberedFor(user: User, login: string, password: string): Extract<CredentialCheck, { ok: true }> | null {
+    const key = sha256Hex(`${user.id}\0${login}\0${password}`);
+    const remembered = this.verified.get(key);
+    if (!remembered) return null;
+    if (remembered.until > Date.now() && remembered.version === user.credentialVersion) return { ok: true, user, password: remembered.password };
+    this.verified.delete(key);
+    return null;
   }
 
   /** Writes `last_used` at most once a minute per password, so authentication does not turn reads into writes. */
-  private recordUse(p: AppPassword, ip: string | null): void {
+  noteUse(check: Extract<CredentialCheck, { ok: true }>, ip: string | null): void {
+    const p = check.password;
     const now = Date.now();
     const last = this.lastTouched.get(p.uuid) ?? (p.lastUsedUtc ? Date.parse(p.lastUsedUtc.replace(' ', 'T') + 'Z') : 0);
     if (now - last < LAST_USED_EVERY_MS) return;

@@ -4,7 +4,7 @@ import type { EventRecord, OrganizerRecord, PostRecord, PostsRepository, PostTyp
 import type { TermRecord, TermsRepository } from '../db/terms.js';
 import type { Lang, RequestState } from '../http/state.js';
 import { costValues, formatCost } from './cost.js';
-import { fromUtcWire, isoWithOffset, timezoneAbbreviation } from './eventTimes.js';
+import { isoWithOffset, timezoneAbbreviation, utcDayStart } from './eventTimes.js';
 import { autop, jsonLdText, renderTitle } from './html.js';
 import { effectiveStatus, mayChange, mayRead, unlocks } from './postRules.js';
 import { embeddedTerm } from './termView.js';
@@ -74,6 +74,9 @@ function dropEmpty(wire: Wire, keep: string[]): Wire {
  * translations are loaded in batches, so a page costs a bounded number of queries whatever its size.
  */
 export class PostView {
+  /** Translation groups read so far, by type: linked records are localised and then listed with the same groups. */
+  private readonly groups = new Map<PostType, { read: Set<number>; langs: Map<number, Partial<Record<Lang, number>>> }>();
+
   constructor(
     private readonly repos: { posts: PostsRepository; terms: TermsRepository; media: MediaRepository },
     private readonly state: RequestState,
@@ -245,15 +248,27 @@ export class PostView {
     const out: Translations = new Map();
     for (const type of ['event', 'venue', 'organizer'] as const) {
       const groups = records.filter((r) => r.type === type).map((r) => r.translationGroup);
-      if (groups.length > 0) out.set(type, this.repos.posts.translations(type, groups));
+      if (groups.length > 0) out.set(type, this.groupsOf(type, groups));
     }
     return out;
+  }
+
+  /** `{lang: id}` of translation groups, each group read once per view (one query for those not read yet). */
+  private groupsOf(type: PostType, groups: number[]): Map<number, Partial<Record<Lang, number>>> {
+    let known = this.groups.get(type);
+    if (!known) this.groups.set(type, (known = { read: new Set(), langs: new Map() }));
+    const missing = [...new Set(groups)].filter((g) => !known.read.has(g));
+    if (missing.length > 0) {
+      for (const [group, langs] of this.repos.posts.translations(type, missing)) known.langs.set(group, langs);
+      for (const group of missing) known.read.add(group);
+    }
+    return known.langs;
   }
 
   /** Linked records by id, each replaced by its translation in the request's language when one exists. */
   private localised<T extends 'venue' | 'organizer'>(type: T, ids: number[]): Map<number, VenueRecord | OrganizerRecord> {
     const found = this.repos.posts.findMany(type, ids) as Map<number, VenueRecord | OrganizerRecord>;
-    const groups = this.repos.posts.translations(type, [...found.values()].map((r) => r.translationGroup));
+    const groups = this.groupsOf(type, [...found.values()].map((r) => r.translationGroup));
     const wanted = new Map<number, number>();
     for (const [id, record] of found) {
       const translated = groups.get(record.translationGroup)?.[this.state.lang];
@@ -336,7 +351,7 @@ export class PostView {
         url,
         category: 'primary',
         availability: 'inStock',
-        validFrom: fromUtcWire(event.dateUtc).startOf('day').toISO({ suppressMilliseconds: true })!.replace(/Z$/, '+00:00'),
+        validFrom: utcDayStart(event.dateUtc),
       };
     }
     ld.performer = 'Organization';

@@ -16,13 +16,15 @@ export function eventHandlers(deps: PostDeps): Pick<Handlers, EventOps> {
     const event = s.eventById(id);
     return { status: 200 as const, body: s.single(event, password) as never, headers: { 'Last-Modified': s.lastModified(event) } };
   };
-  const update = (s: PostService, id: number, c: ById | BySlug) => ({
-    status: 200 as const,
-    body: s.view([s.updateEvent(id, (c.request.requestBody ?? {}) as EventFields, passwordOf(c))], { single: false, write: true })[0] as never,
-  });
-  const trash = (s: PostService, id: number, password: string | undefined) => {
+  // writes go through the group commit: acknowledged once durable, sharing the fsync with concurrent writes
+  const update = async (s: PostService, id: number, c: ById | BySlug) => {
+    const record = await deps.posts.committed(() => s.updateEvent(id, (c.request.requestBody ?? {}) as EventFields, passwordOf(c)));
+    return { status: 200 as const, body: s.view([record], { single: false, write: true })[0] as never };
+  };
+  const trash = async (s: PostService, id: number, password: string | undefined) => {
     const current = s.eventById(id);
-    return { status: 200 as const, body: s.view([s.trash(current, password)], { single: false, write: true })[0] as never };
+    const record = await deps.posts.committed(() => s.trash(current, password));
+    return { status: 200 as const, body: s.view([record], { single: false, write: true })[0] as never };
   };
   const updateById = (c: ById, state: RequestState) => update(service(state), c.request.params.id, c);
   const updateBySlug = (c: BySlug, state: RequestState) => {
@@ -31,9 +33,10 @@ export function eventHandlers(deps: PostDeps): Pick<Handlers, EventOps> {
   };
 
   return {
-    createEvent: (c, state) => {
+    createEvent: async (c, state) => {
       const s = service(state);
-      return { status: 201, body: s.view([s.createEvent(c.request.requestBody as EventFields)], { single: false, write: true })[0] as never };
+      const record = await deps.posts.committed(() => s.createEvent(c.request.requestBody as EventFields));
+      return { status: 201, body: s.view([record], { single: false, write: true })[0] as never };
     },
     getEvent: (c, state) => single(service(state), c.request.params.id, c.request.query.password),
     getEventBySlug: (c, state) => {

@@ -27,17 +27,22 @@ function linkedHandlers(type: Linked, deps: PostDeps) {
     const record = find(s, c);
     return { status: 200 as const, body: s.single(record, c.request.query.password) as never, headers: { 'Last-Modified': s.lastModified(record) } };
   };
-  const remove = (c: Ctx, state: RequestState) => {
+  // writes go through the group commit: acknowledged once durable, sharing the fsync with concurrent writes
+  const remove = async (c: Ctx, state: RequestState) => {
     const s = service(state);
-    return { status: 200 as const, body: answer(s, s.trash(find(s, c), passwordOf(c)), false, true) };
+    const target = find(s, c);
+    return { status: 200 as const, body: answer(s, await deps.posts.committed(() => s.trash(target, passwordOf(c))), false, true) };
   };
-  const update = (c: Ctx, state: RequestState) => {
+  const update = async (c: Ctx, state: RequestState) => {
     const s = service(state);
-    return { status: 200 as const, body: answer(s, s.updateLinked(find(s, c), (c.request.requestBody ?? {}) as VenueFields & OrganizerFields, passwordOf(c)), false, true) };
+    const target = find(s, c);
+    const record = await deps.posts.committed(() => s.updateLinked(target, (c.request.requestBody ?? {}) as VenueFields & OrganizerFields, passwordOf(c)));
+    return { status: 200 as const, body: answer(s, record, false, true) };
   };
-  const create = (c: { request: { requestBody?: unknown } }, state: RequestState) => {
+  const create = async (c: { request: { requestBody?: unknown } }, state: RequestState) => {
     const s = service(state);
-    return { status: 201 as const, body: answer(s, s.createLinked(type, c.request.requestBody as VenueFields & OrganizerFields), false, true) };
+    const record = await deps.posts.committed(() => s.createLinked(type, c.request.requestBody as VenueFields & OrganizerFields));
+    return { status: 201 as const, body: answer(s, record, false, true) };
   };
   return { create, get, remove, update };
 }

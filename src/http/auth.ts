@@ -40,9 +40,14 @@ export function authenticate(verifier: CredentialVerifier, lockout: LockoutPolic
       const password = colon < 0 ? '' : decoded.slice(colon + 1);
       const address = ctx.ip || 'unknown';
       const now = Date.now();
-      const before = lockout.failures.state(address, login, now);
+      // the lock-out state and, for credentials verified before, the user: one read transaction
+      const { before, remembered } = lockout.failures.readTogether(() => {
+        const state = lockout.failures.state(address, login, now);
+        return { before: state, remembered: state.lockedUntil ? null : verifier.remembered(login, password) };
+      });
       if (before.lockedUntil) throw tooMany(before.lockedUntil, now);
-      const check = await verifier.verify(login, password, ctx.ip || null);
+      if (remembered) verifier.noteUse(remembered, ctx.ip || null);
+      const check = remembered ?? (await verifier.verify(login, password, ctx.ip || null));
       if (!check.ok) {
         lockout.failures.fail(address, login, now, { max: lockout.maxFailures, windowMs: FAILURE_WINDOW_MS, lockMs: lockout.lockSeconds * 1000 });
         throw new ApiError(401, check.reason, MESSAGES[check.reason]);

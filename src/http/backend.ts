@@ -173,9 +173,16 @@ function compileRoutes(api: OpenAPIBackend): void {
 
 export type ResponseSink = (reply: { status: number; body: unknown; headers?: Record<string, string> }) => void;
 
+const pathPatterns = new Map<string, { re: RegExp; names: string[] }>();
+
 function pathValues(template: string, path: string): Record<string, string> {
-  const names: string[] = [];
-  const re = new RegExp('^' + template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, (_, n: string) => (names.push(n), '([^/]*)')) + '/?$', 'i');
+  let compiled = pathPatterns.get(template);
+  if (!compiled) {
+    const names: string[] = [];
+    const re = new RegExp('^' + template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, (_, n: string) => (names.push(n), '([^/]*)')) + '/?$', 'i');
+    pathPatterns.set(template, (compiled = { re, names }));
+  }
+  const { re, names } = compiled;
   const m = re.exec(path);
   return Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m?.[i + 1] ?? '')]));
 }

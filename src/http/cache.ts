@@ -15,17 +15,22 @@ import type { RoutedRequest } from './route.js';
  */
 export interface CachedAnswer {
   status: number;
-  text: string;
+  /** The serialised body, UTF-8. */
+  bytes: Buffer;
   headers: Record<string, string>;
   /** The language prefix of the answer's links (for the Link header), as the request resolved it. */
   linkPrefix: string;
 }
 
 const MAX_ENTRIES = 20_000;
-const MAX_BYTES = 64 * 1024 * 1024;
 
-export function responseCache(db: Db): Middleware {
-  const generationOf = db.prepare<[], { changes: number; version: number }>('SELECT total_changes() AS changes, (SELECT data_version FROM pragma_data_version) AS version');
+/** `maxBytes`: the most serialised bytes kept (ALMANAC_CACHE_MB); 0 keeps nothing. */
+export function responseCache(db: Db, maxBytes = 16 * 1024 * 1024): Middleware {
+  if (maxBytes === 0) return (_ctx, next) => next();
+  const maxEntry = Math.min(1024 * 1024, maxBytes / 4); // a page of 50 events fits; no one answer crowds out the rest
+  // two statements: total_changes() needs no read transaction, so only data_version pays for one
+  const changesOf = db.prepare<[], number>('SELECT total_changes()').pluck();
+  const versionOf = db.prepare<[], number>('PRAGMA data_version').pluck();
   // through the partial indexes of scheduled events and of venue and organizer posts, never a scan of every post
   const nextDueOf = db.prepare<{ now: string }, { due: string | null }>(`SELECT MIN(due) AS due FROM (
     SELECT MIN(date_utc) AS due FROM events WHERE status = 'future' AND date_utc > @now
@@ -36,14 +41,19 @@ export function responseCache(db: Db): Middleware {
   let generation = '';
   let nextDue: string | null = null;
 
-  const nowWire = () => new Date().toISOString().slice(0, 19).replace('T', ' ');
+  let second = 0;
+  let secondText = '';
+  const nowWire = () => {
+    const s = Math.floor(Date.now() / 1000);
+    if (s !== second) secondText = new Date((second = s) * 1000).toISOString().slice(0, 19).replace('T', ' ');
+    return secondText;
+  };
   return async (ctx, next) => {
     const routed = ctx.state.routed as RoutedRequest;
     const operation = routed.operation;
     if ((routed.method !== 'GET' && routed.method !== 'HEAD') || !operation || operation.operationId === 'getHealth') return next();
 
-    const g = generationOf.get()!;
-    const current = `${g.version}:${g.changes}`;
+    const current = `${versionOf.get()}:${changesOf.get()}`;
     const now = nowWire();
     if (current !== generation || (nextDue !== null && now >= nextDue)) {
       entries.clear();
@@ -62,13 +72,15 @@ export function responseCache(db: Db): Middleware {
     await next();
     // the response stage hands the serialised answer back for storing (2xx only)
     ctx.state.store = (answer: CachedAnswer) => {
-      if (answer.text.length > MAX_BYTES / 64) return;
+      if (answer.bytes.length > maxEntry) return;
+      // a small Buffer is a slice of a shared pool: keep a copy of its own, so an entry holds only its bytes
+      if (answer.bytes.buffer.byteLength !== answer.bytes.length) answer = { ...answer, bytes: Buffer.from(Uint8Array.prototype.slice.call(answer.bytes)) };
       entries.set(key, answer);
-      bytes += answer.text.length;
+      bytes += answer.bytes.length;
       for (const [oldest, value] of entries) {
-        if (entries.size <= MAX_ENTRIES && bytes <= MAX_BYTES) break;
+        if (entries.size <= MAX_ENTRIES && bytes <= maxBytes) break;
         entries.delete(oldest);
-        bytes -= value.text.length;
+        bytes -= value.bytes.length;
       }
     };
   };

@@ -21,8 +21,8 @@ export interface Outcome {
   status: number;
   body: unknown;
   headers: Record<string, string>;
-  /** The serialised answer, when it comes from the response cache. */
-  text?: string;
+  /** The serialised answer (UTF-8), when it comes from the response cache. */
+  bytes?: Buffer;
 }
 
 /** Any thrown value as a WordPress error. Unknown errors are logged and become a 500 that leaks nothing. */
@@ -46,7 +46,7 @@ export function respond(config: Config, log: Logger): Middleware {
     try {
       await next();
       const cached = ctx.state.cached as CachedAnswer | undefined;
-      outcome = cached ? { status: cached.status, body: undefined, headers: cached.headers, text: cached.text } : (ctx.state.outcome as Outcome);
+      outcome = cached ? { status: cached.status, body: undefined, headers: cached.headers, bytes: cached.bytes } : (ctx.state.outcome as Outcome);
       if (!outcome) throw new Error('no handler produced an answer');
     } catch (err) {
       const apiError = toApiError(err, log, requestId);
@@ -76,10 +76,12 @@ export function respond(config: Config, log: Logger): Middleware {
     }
 
     let { status, body } = outcome;
-    let text = outcome.text;
+    // sent as bytes: encoded once (and kept encoded in the cache), never measured or flattened again on the way out
+    let bytes = outcome.bytes;
     const contentType = outcome.headers['Content-Type'] ?? JSON_TYPE;
     const headers = { ...outcome.headers };
-    if (text === undefined) {
+    if (bytes === undefined) {
+      let text: string | undefined;
       if (typeof body === 'string' && contentType !== JSON_TYPE) {
         text = body; // calendars, the documentation page: served as the handler wrote them
       } else {
@@ -88,31 +90,32 @@ export function respond(config: Config, log: Logger): Middleware {
           body = { body, status, headers: outcome.headers };
           status = 200;
         }
-        text = JSON.stringify(body);
+        text = JSON.stringify(body) as string | undefined;
       }
-      if (status === 200 && reading) headers.ETag ??= entityTag(text);
-      if (status < 300) (ctx.state.store as ((a: CachedAnswer) => void) | undefined)?.({ status, text, headers: routed?.envelope ? {} : headers, linkPrefix });
+      bytes = text === undefined ? undefined : Buffer.from(text);
+      if (status === 200 && reading && bytes) headers.ETag ??= entityTag(bytes);
+      if (status < 300 && bytes) (ctx.state.store as ((a: CachedAnswer) => void) | undefined)?.({ status, bytes, headers: routed?.envelope ? {} : headers, linkPrefix });
     }
     if (reading && status === 200) {
       // the tag of the exact bytes; an enveloped answer has its own
-      const tag = headers.ETag ?? entityTag(text);
+      const tag = headers.ETag ?? entityTag(bytes ?? '');
       ctx.set('ETag', tag);
       const noneMatch = ctx.get('If-None-Match');
       const modifiedSince = ctx.get('If-Modified-Since');
       const lastModified = headers['Last-Modified'];
       if (noneMatch ? noneMatchHits(noneMatch, tag) : Boolean(modifiedSince && lastModified && notModifiedSince(modifiedSince, lastModified))) {
         status = 304;
-        text = '';
+        bytes = undefined;
       }
       if (!authenticated) ctx.set('Cache-Control', routed?.rawQuery.password !== undefined ? 'private, max-age=0, must-revalidate' : 'public, max-age=0, must-revalidate');
     }
-    if (!routed?.envelope || outcome.text !== undefined) ctx.set(headers);
+    if (!routed?.envelope || outcome.bytes !== undefined) ctx.set(headers);
     ctx.status = status;
     if (status === 304) {
       ctx.remove('Content-Type');
     } else {
-      ctx.body = text;
       ctx.set('Content-Type', contentType);
+      ctx.body = bytes;
     }
     ctx.set('X-Request-Id', requestId);
     log.debug('request', { requestId, method: ctx.method, path: ctx.path, status, user: ctx.state.user?.login, ms: Date.now() - started });

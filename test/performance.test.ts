@@ -1,0 +1,121 @@
+import Database from 'better-sqlite3';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { projectRoot } from '../src/paths.js';
+import { NS, TestServer, type Credentials } from './helpers/server.js';
+
+/** What the performance work must not change: revocations seen at once, concurrent writes each answered exactly. */
+
+/** The built `almanac` command, in a process of its own, on the server's database. */
+function almanac(s: TestServer, ...argv: string[]): string {
+  return execFileSync(process.execPath, [join(projectRoot, 'dist', 'src', 'cli.js'), ...argv], {
+    env: { ...process.env, ALMANAC_DB: s.config.dbPath }, encoding: 'utf8',
+  }).trim();
+}
+
+describe('remembered credentials', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await TestServer.start();
+  });
+  afterAll(() => s.close());
+
+  const me = async (as: Credentials) => (await s.raw('GET', `${NS}/events?per_page=1`, { as })).status;
+  const draft = (as: Credentials) => s.raw('POST', `${NS}/events`, { as, json: { title: 'Memo', status: 'draft', start_date: '2031-07-01 10:00', end_date: '2031-07-01 11:00' } });
+
+  it('stop working the moment the CLI revokes the password, from another process', async () => {
+    const alice = s.user('author', 'memo-alice');
+    expect([await me(alice), await me(alice), await me(alice)]).toEqual([200, 200, 200]);
+    const uuid = almanac(s, 'app-password', 'list', 'memo-alice').split('\t')[0]!;
+    expect(almanac(s, 'app-password', 'revoke', 'memo-alice', uuid)).toBe(`revoked ${uuid}`);
+    expect(await me(alice)).toBe(401);
+    expect(await me(alice)).toBe(401);
+  });
+
+  it('follow a role change made by the CLI at once', async () => {
+    const bob = s.user('author', 'memo-bob');
+    expect((await draft(bob)).status).toBe(201);
+    almanac(s, 'user', 'set-role', 'memo-bob', 'subscriber');
+    expect((await draft(bob)).status).toBe(403);
+    almanac(s, 'user', 'set-role', 'memo-bob', 'author');
+    expect((await draft(bob)).status).toBe(201);
+  });
+
+  it('stop working when the user is removed, and never carry over to a new user of the same login', async () => {
+    const carol = s.user('editor', 'memo-carol');
+    expect(await me(carol)).toBe(200);
+    almanac(s, 'user', 'remove', 'memo-carol', '--reassign', 'admin');
+    expect(await me(carol)).toBe(401);
+    s.user('editor', 'memo-carol'); // same login, another user with another password
+    expect(await me(carol)).toBe(401);
+  });
+
+  it('of the bootstrap password (scrypt) end when another process replaces it', async () => {
+    expect(await me(s.admin)).toBe(200);
+    expect(await me(s.admin)).toBe(200);
+    const other = new Database(s.config.dbPath);
+    const admin = other.prepare<[string], { id: number }>('SELECT id FROM users WHERE login = ?').get('admin')!;
+    other.prepare('DELETE FROM app_passwords WHERE user_id = ? AND is_bootstrap = 1').run(admin.id);
+    other.prepare('UPDATE users SET credential_version = credential_version + 1 WHERE id = ?').run(admin.id);
+    other.close();
+    expect(await me(s.admin)).toBe(401);
+  });
+});
+
+describe('group commit', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await TestServer.start();
+  });
+  afterAll(() => s.close());
+
+  it('answers each of many concurrent writes on its own: failures roll back alone, successes are all stored', async () => {
+    const bodies = Array.from({ length: 24 }, (_, i) => ({
+      title: `Concurrent ${i}`, start_date: '2031-08-01 10:00', end_date: '2031-08-01 11:00',
+      ...(i % 5 === 3 ? { venue: 999_999 } : {}), // an unknown venue: 400, and nothing of it stored
+    }));
+    const answers = await Promise.all(bodies.map((json) => s.raw('POST', `${NS}/events`, { as: s.admin, json })));
+    expect(answers.map((a) => a.status)).toEqual(bodies.map((_, i) => (i % 5 === 3 ? 400 : 201)));
+    const created = answers.filter((a) => a.status === 201).map((a) => a.body as { id: number; title: string; slug: string });
+    expect(new Set(created.map((e) => e.id)).size).toBe(created.length);
+    expect(new Set(created.map((e) => e.slug)).size).toBe(created.length);
+    // what was acknowledged is committed: another connection sees exactly those
+    const other = new Database(s.config.dbPath, { readonly: true });
+    const stored = other.prepare<[], { id: number; title: string }>("SELECT id, title FROM posts WHERE title LIKE 'Concurrent %' ORDER BY id").all();
+    other.close();
+    expect(stored).toEqual(created.map((e) => ({ id: e.id, title: e.title })).sort((a, b) => a.id - b.id));
+  });
+
+  it('gives concurrent writes of one title distinct slugs, as one after the other would', async () => {
+    const json = { title: 'Same title', start_date: '2031-08-02 10:00', end_date: '2031-08-02 11:00' };
+    const answers = await Promise.all(Array.from({ length: 6 }, () => s.raw('POST', `${NS}/events`, { as: s.admin, json })));
+    expect(answers.map((a) => a.body.slug).sort()).toEqual(['same-title', 'same-title-2', 'same-title-3', 'same-title-4', 'same-title-5', 'same-title-6']);
+  });
+});
+
+describe('ALMANAC_CACHE_MB', () => {
+  it('bounds the response cache (16 MB unless set; 0 turns it off) and refuses what is not a size', () => {
+    expect(loadConfig({}).cacheBytes).toBe(16 * 1024 * 1024);
+    expect(loadConfig({ ALMANAC_CACHE_MB: '8' }).cacheBytes).toBe(8 * 1024 * 1024);
+    expect(loadConfig({ ALMANAC_CACHE_MB: '0' }).cacheBytes).toBe(0);
+    for (const bad of ['-1', 'lots', '1.5', '70000']) expect(() => loadConfig({ ALMANAC_CACHE_MB: bad })).toThrow(ConfigError);
+  });
+
+  it('answers the same with the cache off', async () => {
+    const s = await TestServer.start({ cacheBytes: 0 });
+    try {
+      const e = (await s.raw('POST', `${NS}/events`, { as: s.admin, json: { title: 'Uncached', start_date: '2031-09-01 10:00', end_date: '2031-09-01 11:00' } })).body;
+      const first = await s.raw('GET', `${NS}/events/${e.id}`);
+      expect(first.body.title).toBe('Uncached');
+      expect((await s.raw('GET', `${NS}/events/${e.id}`)).text).toBe(first.text);
+      const other = new Database(s.config.dbPath);
+      other.prepare('UPDATE posts SET title = ? WHERE id = ?').run('Changed elsewhere', e.id);
+      other.close();
+      expect((await s.raw('GET', `${NS}/events/${e.id}`)).body.title).toBe('Changed elsewhere');
+    } finally {
+      await s.close();
+    }
+  });
+});

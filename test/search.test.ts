@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { foldForSearch } from '../src/domain/text.js';
+import { NS, TestServer } from './helpers/server.js';
+
+/**
+ * Event search narrows through a trigram index (migration 0008) and decides with LIKE on the folded text: the
+ * answers must be exactly those of a plain substring test of the folded title, excerpt and description, for words
+ * of any length and alphabet, and stay so as records are created, changed and deleted.
+ */
+let s: TestServer;
+beforeAll(async () => {
+  s = await TestServer.start();
+});
+afterAll(() => s.close());
+
+const WINDOW = 'start_date=2032-03-01&end_date=2032-03-31&per_page=50';
+const texts: { title: string; description?: string; excerpt?: string }[] = [
+  { title: 'Café Zürich evening', description: 'Jazz & wine' },
+  { title: 'Zurich morning run', excerpt: 'Ölmühle — Straße' },
+  { title: 'Ünïcödé fest', description: 'Ελληνικά γράμματα and 日本語のテキスト' },
+  { title: '100% ab_cd "quoted" test', description: 'a*b?c[d]e' },
+  { title: 'Short ab', description: 'xy z' },
+  { title: 'Night market', description: 'Lanterns, noodles and jazz until late' },
+];
+const words = ['zürich', 'ZURICH', 'café', 'cafe', 'jazz', 'Straße', 'strasse', 'mühle', 'γράμ', 'ΓΡΑΜΜΑΤΑ', 'テキスト', 'ünï', 'unicode',
+  '100%', 'ab_cd', 'a*b?c[d]', 'ab', 'z', 'xy', '"quoted"', 'night market', 'market night', '"night market"', '"market night"', 'e', 'late', 'nothing here', 'ing', '&'];
+
+async function create(body: Record<string, unknown>, day: number): Promise<number> {
+  const date = `2032-03-${String(day).padStart(2, '0')}`;
+  const r = await s.raw('POST', `${NS}/events`, { as: s.admin, json: { start_date: `${date} 10:00`, end_date: `${date} 11:00`, ...body } });
+  expect(r.status).toBe(201);
+  return r.body.id as number;
+}
+
+async function search(word: string): Promise<number[]> {
+  const r = await s.raw('GET', `${NS}/events?${WINDOW}&search=${encodeURIComponent(word)}`);
+  expect(r.status).toBe(200);
+  return (r.body.events as { id: number }[]).map((e) => e.id).sort((a, b) => a - b);
+}
+
+/** The reference: every word (a quoted phrase is one) must be a substring of the folded text. */
+function expected(records: Map<number, { title: string; description?: string; excerpt?: string }>, search: string): number[] {
+  const needles = [...search.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => foldForSearch(m[1] ?? m[2]!)).filter(Boolean);
+  return [...records]
+    .filter(([, r]) => needles.every((n) => foldForSearch(`${r.title}\u001f${r.excerpt ?? ''}\u001f${r.description ?? ''}`).includes(n)))
+    .map(([id]) => id)
+    .sort((a, b) => a - b);
+}
+
+const integrity = () => s.db.prepare("INSERT INTO posts_search (posts_search) VALUES ('integrity-check')").run();
+
+describe('search through the trigram index', () => {
+  const records = new Map<number, { title: string; description?: string; excerpt?: string }>();
+
+  it('answers exactly as a substring test of the folded text, short words and accents included', async () => {
+    for (const [i, t] of texts.entries()) records.set(await create(t, i + 1), t);
+    for (const word of words) expect([word, await search(word)]).toEqual([word, expected(records, word)]);
+    integrity();
+  });
+
+  it('follows updates and deletions', async () => {
+    const [first] = [...records.keys()];
+    const changed = { title: 'Renamed gathering', description: 'Brass band' };
+    expect((await s.raw('PATCH', `${NS}/events/${first}`, { as: s.admin, json: changed })).status).toBe(200);
+    records.set(first!, changed);
+    expect(await search('zürich')).toEqual(expected(records, 'zürich'));
+    expect(await search('brass')).toEqual([first]);
+    integrity();
+
+    const gone = [...records.keys()].at(-1)!;
+    s.db.prepare('DELETE FROM posts WHERE id = ?').run(gone); // as `trash purge` deletes
+    records.delete(gone);
+    expect(await search('lanterns')).toEqual([]);
+    for (const word of words) expect([word, await search(word)]).toEqual([word, expected(records, word)]);
+    integrity();
+  });
+
+  it('uses the index only for words of three characters or more', () => {
+    const plan = (include: string[]) => s.repos.posts.explainEventList({
+      lang: 'en', nowUtc: '2032-01-01 00:00:00', statuses: ['publish'], viewer: { kind: 'public' },
+      bounds: [{ column: 'start', op: '>=', value: '2032-03-01 00:00:00' }], search: { include, exclude: [] }, limit: 10, offset: 0,
+    }).join('\n');
+    expect(plan(['jazz'])).toMatch(/posts_search/);
+    expect(plan(['ab'])).not.toMatch(/posts_search/);
+  });
+});
