@@ -11,6 +11,7 @@ import { TermsRepository } from './db/terms.js';
 import { UsersRepository, type User } from './db/users.js';
 import { isRole, ROLES, type Role } from './domain/capabilities.js';
 import { addGeneratedPassword } from './domain/passwords.js';
+import { progressBar } from './progress.js';
 import { serve } from './server.js';
 
 const USAGE = `usage: almanac <command>
@@ -178,11 +179,12 @@ export async function run(argv: string[], out: (line: string) => void = console.
         if (!Number.isSafeInteger(count) || count < 1 || count > 50_000_000) throw new UsageError('--events N (a whole number from 1 to 50,000,000) is required');
         const seedValue = values.seed === undefined ? 42 : Number(values.seed);
         if (!Number.isSafeInteger(seedValue)) throw new UsageError('--seed must be a whole number');
-        const progress = (done: number, total: number) => {
-          const width = 30;
-          const filled = Math.round((done / total) * width);
-          process.stderr.write(`\rseeding events [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
-          if (done === total) process.stderr.write('\n');
+        const bar = progressBar('seeding events', count);
+        let seeded = 0;
+        const progress = (done: number) => {
+          bar.advance(done - seeded);
+          seeded = done;
+          if (done === count) bar.done();
         };
         const result = seed(db, { posts: new PostsRepository(db), terms: new TermsRepository(db), users }, { events: count, seed: seedValue, onProgress: progress });
         out(`seeded ${result.events} events, ${result.venues} venues, ${result.organizers} organizers, ${result.categories} categories, ${result.tags} tags in ${result.seconds.toFixed(1)} s (${Math.round(result.events / result.seconds)} events/s)`);
