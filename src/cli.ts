@@ -2,8 +2,13 @@
 import { ConfigError } from './config.js';
 import { MigrationError } from './db/migrate.js';
 import { run, UsageError } from './commands.js';
+import { ImportError } from './import/source.js';
 
 run(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof ImportError) {
+    process.stderr.write(`almanac: import failed: ${err.message}\n`);
+    process.exit(1);
+  }
   const known = err instanceof UsageError || err instanceof ConfigError || err instanceof MigrationError;
   if (known || String((err as { code?: unknown }).code ?? '').startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`almanac: ${(err as Error).message}\n`);

@@ -1,16 +1,23 @@
 import { parseArgs } from 'node:util';
+import { FixedOffsetZone } from 'luxon';
 import { loadConfig } from './config.js';
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { openDatabase, type Db } from './db/connection.js';
+import { openDatabase, openInMemory, openReadOnly, type Db } from './db/connection.js';
 import { loadMigrations, migrate } from './db/migrate.js';
 import { PostsRepository } from './db/posts.js';
 import { seed } from './db/seed.js';
 import { TermsRepository } from './db/terms.js';
 import { UsersRepository, type User } from './db/users.js';
 import { isRole, ROLES, type Role } from './domain/capabilities.js';
+import { parseDateInput, toWire } from './domain/dates.js';
 import { addGeneratedPassword } from './domain/passwords.js';
+import { webUrl } from './domain/text.js';
+import { importSite, reportLines } from './import/importer.js';
+import { Source, type Credentials } from './import/source.js';
+import { NAMESPACE } from './http/spec.js';
+import { progressBar } from './progress.js';
 import { serve } from './server.js';
 
 const USAGE = `usage: almanac <command>
@@ -29,6 +36,9 @@ const USAGE = `usage: almanac <command>
   backup <file>                           copy the database to <file>, consistently, while the server runs
   restore <file>                          replace the database with a backup (checked first), then migrate it
   trash purge --older-than <N>d|h|w       delete for good what has been in the trash longer than that
+  import --from <REST base> [--auth login:application-password] [--since <time>] [--dry-run]
+                                          copy a site running The Events Calendar (or another Almanac) through its
+                                          ${NAMESPACE} API, keeping ids; safe to repeat
 
 The database is ALMANAC_DB (default ./data/almanac.sqlite).`;
 
@@ -51,6 +61,47 @@ function role(value: string | undefined): Role {
   return value;
 }
 
+/** The site's REST base (`https://example.org/wp-json/tribe/events/v1`, or a `?rest_route=/tribe/events/v1` one). */
+function restBase(text: string | undefined): string {
+  const wanted = `--from must be the REST base of the site, such as https://example.org/wp-json/${NAMESPACE}`;
+  if (!text) throw new UsageError(wanted);
+  const href = webUrl(text);
+  const url = href === null ? null : new URL(href);
+  const route = url ? (url.searchParams.get('rest_route') ?? url.pathname) : '';
+  if (!route.replace(/\/+$/, '').endsWith(`/${NAMESPACE}`)) throw new UsageError(`${wanted}, not "${text}"`);
+  return href!;
+}
+
+function credentials(text: string | undefined): Credentials | null {
+  if (text === undefined) return null;
+  const m = /^([^:]+):(.+)$/s.exec(text);
+  if (!m) throw new UsageError('--auth must be login:application-password (quote it: the password has spaces)');
+  return { login: m[1]!, password: m[2]! };
+}
+
+/** `--since`: any date Almanac reads (`2026-11-01`, ISO 8601, `yesterday`, `-2 weeks`), in UTC unless it says otherwise. */
+function sinceTime(text: string | undefined): string | null {
+  if (text === undefined) return null;
+  const parsed = parseDateInput(text, FixedOffsetZone.utcInstance);
+  if (!parsed) throw new UsageError(`--since must be a time such as 2026-11-01, 2026-11-01T08:00:00+01:00 or "-2 days", not "${text}"`);
+  return toWire(parsed.value.toUTC());
+}
+
+/** The database a dry run reads: the file read-only, a migrated copy when its schema is older, or an empty one. */
+function dryRunDatabase(path: string): Db {
+  if (!existsSync(path)) {
+    const db = openInMemory();
+    migrate(db);
+    return db;
+  }
+  const disk = openReadOnly(path);
+  if ((disk.pragma('user_version', { simple: true }) as number) >= loadMigrations().length) return disk;
+  const copy = openInMemory(disk.serialize());
+  disk.close();
+  migrate(copy);
+  return copy;
+}
+
 function userNamed(users: UsersRepository, login: string | undefined): User {
   if (!login) throw new UsageError('a login is required');
   const user = users.findByLoginOrEmail(login);
@@ -65,6 +116,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
     options: {
       role: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, reassign: { type: 'string' },
       events: { type: 'string' }, seed: { type: 'string' }, 'older-than': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      from: { type: 'string' }, auth: { type: 'string' }, since: { type: 'string' }, 'dry-run': { type: 'boolean' },
     },
   });
   const [command, sub, ...rest] = positionals;
@@ -123,6 +175,29 @@ export async function run(argv: string[], out: (line: string) => void = console.
     out(`restored ${loadConfig().dbPath} from ${sub}`);
     return;
   }
+  if (command === 'import') {
+    if (sub) throw new UsageError(`import takes no argument "${sub}"; the site is given with --from`);
+    const from = restBase(values.from);
+    const auth = credentials(values.auth);
+    const since = sinceTime(values.since);
+    const dryRun = values['dry-run'] ?? false;
+    const config = loadConfig();
+    const started = performance.now();
+    const source = new Source(from, auth, { onRetry: (message) => process.stderr.write(`almanac: ${message}\n`) });
+    // the source is checked before the database is opened: when it is unreachable, not the plugin's API or refuses
+    // the credentials, nothing is written
+    const info = await source.describe();
+    const db = dryRun ? dryRunDatabase(config.dbPath) : open();
+    try {
+      const report = await importSite(db, source, info, {
+        since, dryRun, siteTimezone: config.siteTimezone, authenticated: auth !== null, progress: (label, total) => progressBar(label, total),
+      });
+      for (const line of reportLines(report, { from, since, dryRun, seconds: (performance.now() - started) / 1000 })) out(line);
+    } finally {
+      db.close();
+    }
+    return;
+  }
   const db = open();
   try {
     const users = new UsersRepository(db);
@@ -178,11 +253,12 @@ export async function run(argv: string[], out: (line: string) => void = console.
         if (!Number.isSafeInteger(count) || count < 1 || count > 50_000_000) throw new UsageError('--events N (a whole number from 1 to 50,000,000) is required');
         const seedValue = values.seed === undefined ? 42 : Number(values.seed);
         if (!Number.isSafeInteger(seedValue)) throw new UsageError('--seed must be a whole number');
-        const progress = (done: number, total: number) => {
-          const width = 30;
-          const filled = Math.round((done / total) * width);
-          process.stderr.write(`\rseeding events [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
-          if (done === total) process.stderr.write('\n');
+        const bar = progressBar('seeding events', count);
+        let seeded = 0;
+        const progress = (done: number) => {
+          bar.advance(done - seeded);
+          seeded = done;
+          if (done === count) bar.done();
         };
         const result = seed(db, { posts: new PostsRepository(db), terms: new TermsRepository(db), users }, { events: count, seed: seedValue, onProgress: progress });
         out(`seeded ${result.events} events, ${result.venues} venues, ${result.organizers} organizers, ${result.categories} categories, ${result.tags} tags in ${result.seconds.toFixed(1)} s (${Math.round(result.events / result.seconds)} events/s)`);

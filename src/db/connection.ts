@@ -17,7 +17,32 @@ export function openDatabase(path: string): Db {
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
-  // search folds text the same way in SQL (migrations, venue and organizer search) and in JavaScript
+  return withFunctions(db);
+}
+
+/** Opens the SQLite file for reading only: nothing is written, not even the journal mode. */
+export function openReadOnly(path: string): Db {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  db.pragma('busy_timeout = 5000');
+  return withFunctions(db);
+}
+
+/** A private database in memory: a copy of `image` (a serialised database), or an empty one. */
+export function openInMemory(image?: Buffer): Db {
+  if (image) {
+    // the header of a WAL database says so (file format versions 2 at offsets 18 and 19), and a database in memory
+    // cannot have a WAL: the copy says "rollback journal" (1) instead
+    image = Buffer.from(image);
+    image[18] = 1;
+    image[19] = 1;
+  }
+  const db = new Database(image ?? ':memory:');
+  db.pragma('foreign_keys = ON');
+  return withFunctions(db);
+}
+
+/** SQL functions every connection has: search folds text the same way in SQL and in JavaScript. */
+function withFunctions(db: Db): Db {
   db.function('almanac_fold', { deterministic: true }, (text: unknown) => (typeof text === 'string' ? foldForSearch(text) : text));
   return db;
 }

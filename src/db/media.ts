@@ -22,7 +22,35 @@ export class MediaRepository {
       byId: db.prepare<[number], MediaRow>('SELECT * FROM media WHERE id = ?'),
       byUrl: db.prepare<[string], MediaRow>('SELECT * FROM media WHERE url = ?'),
       insert: db.prepare('INSERT INTO media (url, extension, created_utc) VALUES (@url, @extension, @created)'),
+      insertAs: db.prepare(`INSERT INTO media (id, url, extension, width, height, filesize, sizes, created_utc)
+                            VALUES (@id, @url, @extension, @width, @height, @filesize, @sizes, @created)`),
+      describe: db.prepare('UPDATE media SET extension = @extension, width = @width, height = @height, filesize = @filesize, sizes = @sizes WHERE id = @id'),
     };
+  }
+
+  findByUrl(url: string): MediaRecord | null {
+    const row = this.stmts.byUrl.get(url);
+    return row ? toMedia(row) : null;
+  }
+
+  /**
+   * Stores an image as another site describes it (an import): the record of its URL, updated to the description,
+   * or a new one that keeps the given id when that id is free. Returns the id it has here.
+   */
+  save(media: MediaRecord): number {
+    const row = { ...media, sizes: media.sizes ? JSON.stringify(media.sizes) : null };
+    const existing = this.stmts.byUrl.get(media.url);
+    if (existing) {
+      const same = (['extension', 'width', 'height', 'filesize', 'sizes'] as const).every((k) => existing[k] === row[k]);
+      if (!same) this.stmts.describe.run({ ...row, id: existing.id });
+      return existing.id;
+    }
+    const created = new Date().toISOString().slice(0, 19).replace('T', ' ');
+    if (!this.stmts.byId.get(media.id)) {
+      this.stmts.insertAs.run({ ...row, created });
+      return media.id;
+    }
+    return Number(this.stmts.insertAs.run({ ...row, id: null, created }).lastInsertRowid);
   }
 
   findById(id: number): MediaRecord | null {
@@ -32,8 +60,8 @@ export class MediaRepository {
 
   /** The media record of a URL, registered on first use (no download). */
   register(url: string): MediaRecord {
-    const existing = this.stmts.byUrl.get(url);
-    if (existing) return toMedia(existing);
+    const existing = this.findByUrl(url);
+    if (existing) return existing;
     const extension = /\.([A-Za-z0-9]{1,5})(?:[?#]|$)/.exec(new URL(url).pathname)?.[1]?.toLowerCase() ?? '';
     const id = Number(this.stmts.insert.run({ url, extension, created: new Date().toISOString().slice(0, 19).replace('T', ' ') }).lastInsertRowid);
     return this.findById(id)!;

@@ -306,6 +306,11 @@ export class PostsRepository {
       // AUTOINCREMENT: the new id is the sequence + 1, so a record starting its own translation group names it at once
       insertPost: db.prepare(`INSERT INTO posts (${POST_COLUMNS.join(', ')}, translation_group) VALUES (${POST_COLUMNS.map((c) => '@' + c).join(', ')},
         COALESCE(@translation_group, (SELECT seq FROM sqlite_sequence WHERE name = 'posts'), 0) + (@translation_group IS NULL))`),
+      insertPostAs: db.prepare(`INSERT INTO posts (id, ${POST_COLUMNS.join(', ')}, translation_group) VALUES (@id, ${POST_COLUMNS.map((c) => '@' + c).join(', ')}, @translation_group)`),
+      setGroup: db.prepare('UPDATE posts SET translation_group = @group WHERE id = @id'),
+      withLineage: db.prepare<{ pattern: string }, { id: number; global_id_lineage: string }>(
+        `SELECT id, global_id_lineage FROM posts WHERE global_id_lineage LIKE @pattern ESCAPE '\\'`,
+      ),
       updatePost: db.prepare(`UPDATE posts SET ${POST_COLUMNS.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`),
       insertDetails: { event: insertDetails('event'), venue: insertDetails('venue'), organizer: insertDetails('organizer') },
       updateDetails: { event: updateDetails('event'), venue: updateDetails('venue'), organizer: updateDetails('organizer') },
@@ -393,11 +398,35 @@ export class PostsRepository {
     const row = baseToRow(record);
     row.translation_group = record.translationOf === null ? null : this.findById(record.translationOf)!.translationGroup;
     const id = Number(this.stmts.insertPost.run(row).lastInsertRowid);
-    const details = this.detailsRow(record);
-    details.id = id;
-    this.stmts.insertDetails[record.type].run(details);
-    if (record.type === 'event') this.writeLinks(id, record as unknown as EventRecord, true);
+    this.insertDetails(id, record);
     return id;
+  }
+
+  /**
+   * Inserts a record under a given id and translation group (an import keeps the ids of its source); run inside
+   * `transaction`. The id must be free.
+   */
+  insertAs<T extends PostType>(id: number, translationGroup: number, record: Omit<RecordOf<T>, 'id' | 'translationGroup'>): void {
+    this.stmts.insertPostAs.run({ ...baseToRow(record), id, translation_group: translationGroup });
+    this.insertDetails(id, record);
+  }
+
+  private insertDetails(id: number, record: Omit<PostRecord, 'id' | 'translationGroup'>): void {
+    this.stmts.insertDetails[record.type].run({ ...this.detailsRow(record), id });
+    if (record.type === 'event') this.writeLinks(id, record as EventRecord, true);
+  }
+
+  /** Moves a record into another translation group; run inside `transaction`. */
+  setTranslationGroup(id: number, group: number): void {
+    this.stmts.setGroup.run({ id, group });
+  }
+
+  /** Ids of the records whose lineage holds their own id on a site (`example.org/blog?id=N` for record N). */
+  idsWithLineageFrom(site: string): number[] {
+    const pattern = `%${JSON.stringify(`${site}?id=`).slice(1, -1).replace(/[\\%_]/g, (c) => '\\' + c)}%`;
+    return this.stmts.withLineage.all({ pattern })
+      .filter((r) => (JSON.parse(r.global_id_lineage) as string[]).includes(`${site}?id=${r.id}`))
+      .map((r) => r.id);
   }
 
   /** Writes a whole record back (base, details and, for events, links); run inside `transaction`. */

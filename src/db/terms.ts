@@ -88,6 +88,11 @@ export class TermsRepository {
       insert: db.prepare(`INSERT INTO terms (taxonomy, name, slug, description, parent_id, lang, translation_group)
                           VALUES (@taxonomy, @name, @slug, @description, @parent, @lang, 0)`),
       setGroup: db.prepare('UPDATE terms SET translation_group = @group WHERE id = @id'),
+      insertAs: db.prepare(`INSERT INTO terms (id, taxonomy, name, slug, description, parent_id, lang, translation_group)
+                            VALUES (@id, @taxonomy, @name, @slug, @description, @parent, @lang, @group)`),
+      setLang: db.prepare('UPDATE terms SET lang = @lang WHERE id = @id'),
+      sourceOf: db.prepare<[number], { source: string }>('SELECT source FROM term_sources WHERE term_id = ?'),
+      setSource: db.prepare('INSERT INTO term_sources (term_id, source) VALUES (@id, @source) ON CONFLICT (term_id) DO UPDATE SET source = excluded.source'),
       groupLangs: db.prepare<[string, number], { lang: string; id: number }>('SELECT lang, id FROM terms WHERE taxonomy = ? AND translation_group = ?'),
       update: db.prepare('UPDATE terms SET name = @name, slug = @slug, description = @description, parent_id = @parent WHERE id = @id'),
       reparent: db.prepare('UPDATE terms SET parent_id = @to WHERE parent_id = @from'),
@@ -224,6 +229,26 @@ export class TermsRepository {
     const group = input.translationOf === null ? id : this.findById(input.translationOf)!.translationGroup;
     this.stmts.setGroup.run({ id, group });
     return id;
+  }
+
+  /**
+   * Inserts a term under a given id and translation group, recording the site it was imported from; run inside
+   * `transaction`. The id must be free.
+   */
+  insertAs(id: number, translationGroup: number, input: Omit<TermInput, 'translationOf'>, source: string): void {
+    this.stmts.insertAs.run({ id, taxonomy: input.taxonomy, name: input.name, slug: input.slug, description: input.description, parent: input.parentId || null, lang: input.lang, group: translationGroup });
+    this.stmts.setSource.run({ id, source });
+  }
+
+  /** Changes the language and translation group of a term (an import following its source); run inside `transaction`. */
+  setTranslation(id: number, lang: Lang, translationGroup: number): void {
+    this.stmts.setLang.run({ id, lang });
+    this.stmts.setGroup.run({ id, group: translationGroup });
+  }
+
+  /** The site a term was imported from (`example.org/blog`), or null for a term made here. */
+  sourceOf(id: number): string | null {
+    return this.stmts.sourceOf.get(id)?.source ?? null;
   }
 
   update(id: number, fields: { name: string; slug: string; description: string; parentId: number }): void {

@@ -46,7 +46,7 @@ export class UsersRepository {
       byEmail: db.prepare<[string], UserRow>('SELECT * FROM users WHERE email = ?'),
       byId: db.prepare<[number], UserRow>('SELECT * FROM users WHERE id = ?'),
       all: db.prepare<[], UserRow>('SELECT * FROM users ORDER BY id'),
-      insert: db.prepare('INSERT INTO users (login, email, display_name, role, registered_utc) VALUES (@login, @email, @displayName, @role, @registeredUtc)'),
+      insert: db.prepare('INSERT INTO users (id, login, email, display_name, role, registered_utc) VALUES (@id, @login, @email, @displayName, @role, @registeredUtc)'),
       setRole: db.prepare('UPDATE users SET role = @role, credential_version = credential_version + 1 WHERE id = @id'),
       bumpVersion: db.prepare('UPDATE users SET credential_version = credential_version + 1 WHERE id = ?'),
       remove: db.prepare('DELETE FROM users WHERE id = ?'),
@@ -75,9 +75,10 @@ export class UsersRepository {
     return this.stmts.all.all().map(toUser);
   }
 
-  create(input: { login: string; email: string | null; displayName?: string; role: Role }): User {
+  /** Adds a user (no password); `id` keeps a given id (an import keeping its source's author ids), else the next one. */
+  create(input: { id?: number; login: string; email: string | null; displayName?: string; role: Role }): User {
     const info = this.stmts.insert.run({
-      login: input.login, email: input.email, displayName: input.displayName ?? input.login, role: input.role,
+      id: input.id ?? null, login: input.login, email: input.email, displayName: input.displayName ?? input.login, role: input.role,
       registeredUtc: new Date().toISOString().slice(0, 19).replace('T', ' '),
     });
     return this.findById(Number(info.lastInsertRowid))!;

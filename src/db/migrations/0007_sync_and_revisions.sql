@@ -1,7 +1,8 @@
 -- Incremental sync (`modified_after`) and iCalendar SEQUENCE.
 --
 -- A record deleted for good (trash purge) leaves a tombstone, so a mirror that synced it learns of the removal.
--- Ids are never reused (AUTOINCREMENT), so a tombstone never hides a later record.
+-- Almanac never reuses an id (AUTOINCREMENT); an import may write a record back under its old id, and then the
+-- tombstone goes.
 CREATE TABLE deleted_posts (
   id INTEGER PRIMARY KEY,
   type TEXT NOT NULL CHECK (type IN ('event', 'venue', 'organizer')),
@@ -9,6 +10,10 @@ CREATE TABLE deleted_posts (
   deleted_utc TEXT NOT NULL
 ) STRICT;
 CREATE INDEX deleted_posts_by_time ON deleted_posts (type, deleted_utc, id);
+
+CREATE TRIGGER posts_lift_tombstone AFTER INSERT ON posts BEGIN
+  DELETE FROM deleted_posts WHERE id = new.id;
+END;
 
 CREATE TRIGGER posts_leave_tombstone AFTER DELETE ON posts BEGIN
   INSERT OR REPLACE INTO deleted_posts (id, type, lang, deleted_utc)
