@@ -105,6 +105,11 @@ describe('modified_after: incremental sync', () => {
     expect(tomb.status).toBe('trash');
     expect(tomb.modified_utc >= since).toBe(true);
     expect((await s.raw('GET', `${NS}/events/${gone.id}`)).status).toBe(404);
+    // an import writing the record back under its id lifts the tombstone
+    const now = utcNow();
+    s.db.prepare(`INSERT INTO posts (id, type, status, slug, title, date_local, date_utc, modified_local, modified_utc, lang, translation_group)
+                  VALUES (?, 'event', 'draft', 'back-again', 'Back again', ?, ?, ?, ?, 'en', ?)`).run(gone.id, now, now, now, now, gone.id);
+    expect(s.db.prepare('SELECT COUNT(*) AS n FROM deleted_posts WHERE id = ?').get(gone.id)).toEqual({ n: 0 });
   });
 
   it('walks a pass by position, so a change during the pass pushes nothing off a page, and resumes from sync_rest_url', async () => {
