@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { ConfigError, loadConfig } from './config.js';
+import { openDatabase } from './db/connection.js';
 import { MigrationError } from './db/migrate.js';
 import { prepareDatabase, serve } from './server.js';
 import { createLogger } from './log.js';
@@ -41,7 +42,19 @@ try {
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
       const force = setTimeout(() => process.exit(1), 15_000);
       force.unref();
-      cluster.disconnect(() => process.exit(0));
+      // each worker checkpoints as it closes, but a checkpoint cannot empty the log while another worker still
+      // reads; once all are gone, this is the last connection and the log is emptied for certain
+      let alive = Object.keys(cluster.workers ?? {}).length;
+      const finish = () => {
+        const db = openDatabase(config.dbPath);
+        db.pragma('wal_checkpoint(TRUNCATE)');
+        db.close();
+        process.exit(0);
+      };
+      if (alive === 0) finish();
+      cluster.on('exit', () => {
+        if (--alive === 0) finish();
+      });
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
