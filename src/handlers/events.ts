@@ -1,3 +1,4 @@
+import type { EventRecord } from '../db/posts.js';
 import type { Handlers } from '../http/operation.js';
 import type { RequestState } from '../http/state.js';
 import { PostService, type EventFields, type PostDeps } from './posts.js';
@@ -16,15 +17,14 @@ export function eventHandlers(deps: PostDeps): Pick<Handlers, EventOps> {
     status: 200 as const,
     body: s.view([s.readableEvent(id, password)], { single: true, password })[0] as never,
   });
-  // writes go through the group commit: acknowledged once durable, sharing the fsync with concurrent writes
-  const update = async (s: PostService, id: number, body: unknown) => {
-    const record = await deps.posts.committed(() => s.updateEvent(id, (body ?? {}) as EventFields));
-    return { status: 200 as const, body: s.view([record], { single: false, write: true })[0] as never };
-  };
-  const trash = async (s: PostService, id: number) => {
+  // writes go through the group commit, answer included (the record as this write left it, read in the same
+  // transaction): acknowledged once durable, sharing the fsync with concurrent writes
+  const written = (s: PostService, record: EventRecord) => s.view([record], { single: false, write: true })[0] as never;
+  const update = (s: PostService, id: number, body: unknown) =>
+    deps.posts.committed(() => ({ status: 200 as const, body: written(s, s.updateEvent(id, (body ?? {}) as EventFields)) }));
+  const trash = (s: PostService, id: number) => {
     const current = s.eventById(id);
-    const record = await deps.posts.committed(() => s.trash(current));
-    return { status: 200 as const, body: s.view([record], { single: false, write: true })[0] as never };
+    return deps.posts.committed(() => ({ status: 200 as const, body: written(s, s.trash(current)) }));
   };
   const updateById = (c: ById, state: RequestState) => update(service(state), c.request.params.id, c.request.requestBody);
   const updateBySlug = (c: BySlug, state: RequestState) => {
@@ -33,10 +33,9 @@ export function eventHandlers(deps: PostDeps): Pick<Handlers, EventOps> {
   };
 
   return {
-    createEvent: async (c, state) => {
+    createEvent: (c, state) => {
       const s = service(state);
-      const record = await deps.posts.committed(() => s.createEvent(c.request.requestBody as EventFields));
-      return { status: 201, body: s.view([record], { single: false, write: true })[0] as never };
+      return deps.posts.committed(() => ({ status: 201 as const, body: written(s, s.createEvent(c.request.requestBody as EventFields)) }));
     },
     getEvent: (c, state) => single(service(state), c.request.params.id, c.request.query.password),
     getEventBySlug: (c, state) => {
