@@ -55,8 +55,10 @@ export async function createApp({ db, config, log }: { db: Db; config: Config; l
     ...organizerHandlers({ ...repos, config }),
     ...listHandlers({ ...repos, config }),
   } satisfies Handlers;
+  const reading = db.transaction((work: () => unknown) => work());
   const backend = await createBackend(handlers, {
     validateResponses: config.validateResponses,
+    readTransaction: (work) => reading.deferred(work) as ReturnType<typeof work>,
     exists: (kind, value, state) => {
       if (kind === 'category' || kind === 'tag') return repos.terms.findById(Number(value))?.taxonomy === kind;
       const id = typeof value === 'number' ? value : repos.posts.resolveSlug(kind, value, state.lang);

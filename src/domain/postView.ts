@@ -53,6 +53,9 @@ function blank(type: PostType, wire: Wire): Wire {
   return wire;
 }
 
+/** What `a.localeCompare(b, 'en', { sensitivity: 'base' })` compares with, made once instead of per comparison. */
+const BY_NAME = new Intl.Collator('en', { sensitivity: 'base' });
+
 const details = (wire: string) => {
   const [date, time] = wire.split(' ') as [string, string];
   const [year, month, day] = date.split('-') as [string, string, string];
@@ -76,6 +79,8 @@ function dropEmpty(wire: Wire, keep: string[]): Wire {
 export class PostView {
   /** Translation groups read so far, by type: linked records are localised and then listed with the same groups. */
   private readonly groups = new Map<PostType, { read: Set<number>; langs: Map<number, Partial<Record<Lang, number>>> }>();
+  /** `{host}{path}?id=` of the site, worked out once per view. */
+  private globalIdBase: string | undefined;
 
   constructor(
     private readonly repos: { posts: PostsRepository; terms: TermsRepository; media: MediaRepository },
@@ -97,7 +102,7 @@ export class PostView {
         .map((id) => organizers.get(id))
         .filter((o): o is OrganizerRecord => Boolean(o && o.type === 'organizer' && mayRead(this.state.user, o, this.nowUtc)))
         .map((o) => this.linked(o, options, translations, images));
-      const eventTerms = event.termIds.map((id) => terms.get(id)).filter((t) => t !== undefined).sort((a, b) => a.name.localeCompare(b.name, 'en', { sensitivity: 'base' }) || a.id - b.id);
+      const eventTerms = event.termIds.map((id) => terms.get(id)).filter((t) => t !== undefined).sort((a, b) => BY_NAME.compare(a.name, b.name) || a.id - b.id);
       const wire: Wire = {
         ...this.common(event),
         title: renderTitle(event.title),
@@ -230,8 +235,11 @@ export class PostView {
 
   /** `{host}{path}?id=N` of the site, scheme and port dropped. */
   private globalId(id: number): string {
-    const site = new URL(this.state.site);
-    return `${site.hostname}${site.pathname.replace(/\/$/, '')}?id=${id}`;
+    if (this.globalIdBase === undefined) {
+      const site = new URL(this.state.site);
+      this.globalIdBase = `${site.hostname}${site.pathname.replace(/\/$/, '')}?id=`;
+    }
+    return `${this.globalIdBase}${id}`;
   }
 
   private permalink(record: PostRecord): string {

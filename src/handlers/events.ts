@@ -1,3 +1,4 @@
+import type { EventRecord } from '../db/posts.js';
 import type { Handlers } from '../http/operation.js';
 import type { RequestState } from '../http/state.js';
 import { passwordOf, PostService, type EventFields, type PostDeps } from './posts.js';
@@ -16,15 +17,14 @@ export function eventHandlers(deps: PostDeps): Pick<Handlers, EventOps> {
     const event = s.eventById(id);
     return { status: 200 as const, body: s.single(event, password) as never, headers: { 'Last-Modified': s.lastModified(event) } };
   };
-  // writes go through the group commit: acknowledged once durable, sharing the fsync with concurrent writes
-  const update = async (s: PostService, id: number, c: ById | BySlug) => {
-    const record = await deps.posts.committed(() => s.updateEvent(id, (c.request.requestBody ?? {}) as EventFields, passwordOf(c)));
-    return { status: 200 as const, body: s.view([record], { single: false, write: true })[0] as never };
-  };
-  const trash = async (s: PostService, id: number, password: string | undefined) => {
+  // writes go through the group commit, answer included (the record as this write left it, read in the same
+  // transaction): acknowledged once durable, sharing the fsync with concurrent writes
+  const written = (s: PostService, record: EventRecord) => s.view([record], { single: false, write: true })[0] as never;
+  const update = (s: PostService, id: number, c: ById | BySlug) =>
+    deps.posts.committed(() => ({ status: 200 as const, body: written(s, s.updateEvent(id, (c.request.requestBody ?? {}) as EventFields, passwordOf(c))) }));
+  const trash = (s: PostService, id: number, password: string | undefined) => {
     const current = s.eventById(id);
-    const record = await deps.posts.committed(() => s.trash(current, password));
-    return { status: 200 as const, body: s.view([record], { single: false, write: true })[0] as never };
+    return deps.posts.committed(() => ({ status: 200 as const, body: written(s, s.trash(current, password)) }));
   };
   const updateById = (c: ById, state: RequestState) => update(service(state), c.request.params.id, c);
   const updateBySlug = (c: BySlug, state: RequestState) => {
@@ -33,10 +33,9 @@ export function eventHandlers(deps: PostDeps): Pick<Handlers, EventOps> {
   };
 
   return {
-    createEvent: async (c, state) => {
+    createEvent: (c, state) => {
       const s = service(state);
-      const record = await deps.posts.committed(() => s.createEvent(c.request.requestBody as EventFields));
-      return { status: 201, body: s.view([record], { single: false, write: true })[0] as never };
+      return deps.posts.committed(() => ({ status: 201 as const, body: written(s, s.createEvent(c.request.requestBody as EventFields)) }));
     },
     getEvent: (c, state) => single(service(state), c.request.params.id, c.request.query.password),
     getEventBySlug: (c, state) => {

@@ -27,22 +27,21 @@ function linkedHandlers(type: Linked, deps: PostDeps) {
     const record = find(s, c);
     return { status: 200 as const, body: s.single(record, c.request.query.password) as never, headers: { 'Last-Modified': s.lastModified(record) } };
   };
-  // writes go through the group commit: acknowledged once durable, sharing the fsync with concurrent writes
-  const remove = async (c: Ctx, state: RequestState) => {
+  // writes go through the group commit, answer included (the record as this write left it, read in the same
+  // transaction): acknowledged once durable, sharing the fsync with concurrent writes
+  const remove = (c: Ctx, state: RequestState) => {
     const s = service(state);
     const target = find(s, c);
-    return { status: 200 as const, body: answer(s, await deps.posts.committed(() => s.trash(target, passwordOf(c))), false, true) };
+    return deps.posts.committed(() => ({ status: 200 as const, body: answer(s, s.trash(target, passwordOf(c)), false, true) }));
   };
-  const update = async (c: Ctx, state: RequestState) => {
+  const update = (c: Ctx, state: RequestState) => {
     const s = service(state);
     const target = find(s, c);
-    const record = await deps.posts.committed(() => s.updateLinked(target, (c.request.requestBody ?? {}) as VenueFields & OrganizerFields, passwordOf(c)));
-    return { status: 200 as const, body: answer(s, record, false, true) };
+    return deps.posts.committed(() => ({ status: 200 as const, body: answer(s, s.updateLinked(target, (c.request.requestBody ?? {}) as VenueFields & OrganizerFields, passwordOf(c)), false, true) }));
   };
-  const create = async (c: { request: { requestBody?: unknown } }, state: RequestState) => {
+  const create = (c: { request: { requestBody?: unknown } }, state: RequestState) => {
     const s = service(state);
-    const record = await deps.posts.committed(() => s.createLinked(type, c.request.requestBody as VenueFields & OrganizerFields));
-    return { status: 201 as const, body: answer(s, record, false, true) };
+    return deps.posts.committed(() => ({ status: 201 as const, body: answer(s, s.createLinked(type, c.request.requestBody as VenueFields & OrganizerFields), false, true) }));
   };
   return { create, get, remove, update };
 }

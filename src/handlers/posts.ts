@@ -115,10 +115,10 @@ export class PostService {
   }
 
   eventById(id: number): EventRecord {
-    const type = this.deps.posts.typeOf(id);
-    if (type === null) throw new ApiError(404, 'rest-event-not-found', `Event with ID ${id} does not exist.`);
-    if (type !== 'event') throw new ApiError(400, 'rest-invalid-event-id', 'The specified ID is not a valid event.');
-    return this.deps.posts.findOfType('event', id)!;
+    const event = this.deps.posts.findOfType('event', id);
+    if (event) return event;
+    if (this.deps.posts.typeOf(id) === null) throw new ApiError(404, 'rest-event-not-found', `Event with ID ${id} does not exist.`);
+    throw new ApiError(400, 'rest-invalid-event-id', 'The specified ID is not a valid event.');
   }
 
   /** A venue or organizer by id; any other id fails validation of `id`, as in the plugin. */

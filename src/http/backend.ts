@@ -56,7 +56,29 @@ export interface Backend {
   matchPath(path: string): string | null;
 }
 
-export async function createBackend(handlers: Handlers, options: { validateResponses: boolean; exists: RecordResolver }): Promise<Backend> {
+/** Runs synchronous reads in one read transaction. */
+export type ReadTransaction = <T>(work: () => T) => T;
+
+/**
+ * The handlers of GET operations (but the health check, which must report a failing database itself), each run in
+ * one read transaction: a view that needs a dozen statements reads one snapshot and takes the database's read lock
+ * once instead of once per statement. GET handlers are synchronous; writes never run inside them.
+ */
+function inReadTransactions(handlers: Handlers, read: ReadTransaction): Handlers {
+  const reads = new Set<string>();
+  for (const item of Object.values(loadSpec().paths)) {
+    const id = (item.get as { operationId?: string } | undefined)?.operationId;
+    if (id && id !== 'getHealth') reads.add(id);
+  }
+  const wrapped: Record<string, unknown> = {};
+  for (const [id, handler] of Object.entries(handlers as unknown as Record<string, (...args: unknown[]) => unknown>)) {
+    wrapped[id] = reads.has(id) ? (...args: unknown[]) => read(() => handler(...args)) : handler;
+  }
+  return wrapped as unknown as Handlers;
+}
+
+export async function createBackend(handlers: Handlers, options: { validateResponses: boolean; exists: RecordResolver; readTransaction?: ReadTransaction }): Promise<Backend> {
+  if (options.readTransaction) handlers = inReadTransactions(handlers, options.readTransaction);
   const api = new OpenAPIBackend({
     definition: structuredClone(loadSpec()) as unknown as Document,
     strict: true,

@@ -74,7 +74,11 @@ export function responseCache(db: Db, maxBytes = 16 * 1024 * 1024): Middleware {
     ctx.state.store = (answer: CachedAnswer) => {
       if (answer.bytes.length > maxEntry) return;
       // a small Buffer is a slice of a shared pool: keep a copy of its own, so an entry holds only its bytes
-      if (answer.bytes.buffer.byteLength !== answer.bytes.length) answer = { ...answer, bytes: Buffer.from(Uint8Array.prototype.slice.call(answer.bytes)) };
+      if (answer.bytes.buffer.byteLength !== answer.bytes.length) {
+        const own = Buffer.allocUnsafeSlow(answer.bytes.length);
+        answer.bytes.copy(own);
+        answer = { ...answer, bytes: own };
+      }
       entries.set(key, answer);
       bytes += answer.bytes.length;
       for (const [oldest, value] of entries) {
