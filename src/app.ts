@@ -2,6 +2,7 @@ import Koa from 'koa';
 import type { Config } from './config.js';
 import { AuthFailuresRepository } from './db/authFailures.js';
 import type { Db } from './db/connection.js';
+import { generationOf } from './db/generation.js';
 import { MediaRepository } from './db/media.js';
 import { PostsRepository } from './db/posts.js';
 import { TermsRepository } from './db/terms.js';
@@ -70,7 +71,7 @@ export async function createApp({ db, config, log }: { db: Db; config: Config; l
   koa.use(respond(config, log)); // errors → WordPress shape, common headers, _fields, _envelope, JSON
   koa.use(resolveRoute(backend, config)); // rest_route, /de /fr, _method, route match, query normalisation
   koa.use(readBody(config.bodyLimitBytes)); // JSON and form bodies, size limit
-  koa.use(authenticate(new CredentialVerifier(repos.users), { failures: new AuthFailuresRepository(db), maxFailures: config.authMaxFailures, lockSeconds: config.authLockSeconds })); // application passwords, lock-out
+  koa.use(authenticate(new CredentialVerifier(repos.users), { failures: new AuthFailuresRepository(db), maxFailures: config.authMaxFailures, lockSeconds: config.authLockSeconds }, generationOf(db))); // application passwords, lock-out
   koa.use(responseCache(db, config.cacheBytes)); // serialised GET answers, exactly invalidated by any write
   koa.use(dispatch(backend)); // OPTIONS, openapi-backend: validate, check capabilities, typed handler
   return { koa, backend, repos };

@@ -52,6 +52,20 @@ describe('remembered credentials', () => {
     expect(await me(carol)).toBe(401);
   });
 
+  it('still meet the lock-out: a pair locked by this or another process answers 429, right password or not', async () => {
+    const dave = s.user('author', 'memo-dave');
+    expect([await me(dave), await me(dave), await me(dave)]).toEqual([200, 200, 200]);
+    const other = new Database(s.config.dbPath);
+    other.prepare('INSERT INTO auth_failures (address, login, failures, window_start, locked_until) VALUES (?, ?, 0, ?, ?)')
+      .run('127.0.0.1', 'memo-dave', Date.now(), Date.now() + 60_000);
+    other.close();
+    expect(await me(dave)).toBe(429);
+    const erin = s.user('author', 'memo-erin');
+    expect([await me(erin), await me(erin)]).toEqual([200, 200]);
+    for (let i = 0; i < 10; i++) expect(await me({ login: 'memo-erin', password: 'wrong' })).toBe(401);
+    expect(await me(erin)).toBe(429);
+  });
+
   it('of the bootstrap password (scrypt) end when another process replaces it', async () => {
     expect(await me(s.admin)).toBe(200);
     expect(await me(s.admin)).toBe(200);

@@ -103,8 +103,8 @@ export class PostView {
         .filter((o): o is OrganizerRecord => Boolean(o && o.type === 'organizer' && mayRead(this.state.user, o, this.nowUtc)))
         .map((o) => this.linked(o, options, translations, images));
       const eventTerms = event.termIds.map((id) => terms.get(id)).filter((t) => t !== undefined).sort((a, b) => BY_NAME.compare(a.name, b.name) || a.id - b.id);
-      const wire: Wire = {
-        ...this.common(event),
+      // Object.assign onto the fresh head, not a spread into a literal: V8 builds spread-then-literal objects far slower
+      const wire: Wire = Object.assign(this.common(event), {
         title: renderTitle(event.title),
         description: autop(event.content).trim(),
         excerpt: autop(event.excerpt).trim(),
@@ -137,7 +137,7 @@ export class PostView {
         lang: event.lang,
         translations: this.translationsOf(event, translations),
         ticketed: event.ticketed,
-      };
+      });
       const open = this.isOpen(event, options);
       if (options.single && open) wire.json_ld = this.eventJsonLd(event, wire, embeddedVenue, embeddedOrganizers[0] ?? null);
       return (open ? wire : blank('event', wire)) as Schemas['Event'];
@@ -158,12 +158,12 @@ export class PostView {
 
   /** A venue or organizer record (its own or embedded in an event). */
   private linked(record: VenueRecord | OrganizerRecord, options: ViewOptions, translations: Translations, images: Images): Wire {
-    const common = this.common(record);
-    const { global_id, global_id_lineage, ...head } = common;
+    const head = this.common(record);
+    const globalId = this.globalId(record.id);
+    const [global_id, global_id_lineage] = [globalId, [globalId, ...record.globalIdLineage]];
     let wire: Wire;
     if (record.type === 'venue') {
-      wire = {
-        ...head,
+      wire = Object.assign(head, {
         venue: renderTitle(record.title),
         description: autop(record.content).trim(),
         excerpt: autop(record.excerpt).trim(),
@@ -185,11 +185,10 @@ export class PostView {
         show_map_link: record.showMapLink,
         global_id,
         global_id_lineage,
-      };
+      });
       dropEmpty(wire, ['venue', 'slug', 'show_map', 'show_map_link', 'global_id', 'global_id_lineage']);
     } else {
-      wire = {
-        ...head,
+      wire = Object.assign(head, {
         organizer: renderTitle(record.title),
         description: autop(record.content).trim(),
         excerpt: autop(record.excerpt).trim(),
@@ -201,7 +200,7 @@ export class PostView {
         json_ld: options.single ? this.personJsonLd(record, images) : null,
         global_id,
         global_id_lineage,
-      };
+      });
       dropEmpty(wire, ['organizer', 'slug', 'global_id', 'global_id_lineage']);
     }
     wire.lang = record.lang;
@@ -209,11 +208,13 @@ export class PostView {
     return this.isOpen(record, options) ? wire : blank(record.type, wire);
   }
 
-  /** Keys every record starts with (events add `rest_url` after `url`). */
+  /** Keys every record starts with (events add `rest_url` after `url`; venues and organizers end with their global ids, see `linked`). */
   private common(record: PostRecord): Wire {
-    const globalId = this.globalId(record.id);
     const wire: Wire = { id: record.id };
-    if (record.type === 'event') Object.assign(wire, { global_id: globalId, global_id_lineage: [globalId, ...record.globalIdLineage] });
+    if (record.type === 'event') {
+      const globalId = this.globalId(record.id);
+      Object.assign(wire, { global_id: globalId, global_id_lineage: [globalId, ...record.globalIdLineage] });
+    }
     Object.assign(wire, {
       author: String(record.authorId),
       status: effectiveStatus(record, this.nowUtc),
@@ -224,7 +225,6 @@ export class PostView {
       url: this.permalink(record),
     });
     if (record.type === 'event') wire.rest_url = `${this.state.restBase}/events/${record.id}`;
-    else Object.assign(wire, { global_id: globalId, global_id_lineage: [globalId, ...record.globalIdLineage] });
     return wire;
   }
 

@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import type { AuthFailuresRepository } from '../db/authFailures.js';
-import type { CredentialVerifier } from '../domain/passwords.js';
+import type { Generation } from '../db/generation.js';
+import { sha256Hex, type CredentialCheck, type CredentialVerifier } from '../domain/passwords.js';
 import { ApiError } from './errors.js';
 import type { Caller } from './state.js';
 
@@ -28,7 +29,11 @@ function tooMany(lockedUntil: number, now: number): ApiError {
  * that do not verify fail the request with 401 whatever the route, as WordPress does; too many failures from one
  * address for one login lock that pair, and every attempt meanwhile (right password or not) answers 429.
  */
-export function authenticate(verifier: CredentialVerifier, lockout: LockoutPolicy): Middleware {
+export function authenticate(verifier: CredentialVerifier, lockout: LockoutPolicy, generation?: () => Generation): Middleware {
+  // Credentials that verified, with the pair not locked and no failure on record, at a database generation: while
+  // the generation is the same, nothing they were read from has changed (user, passwords, lock-out), so the request
+  // needs no read but the generation itself (which the response cache then reuses). Keyed by a digest.
+  const settled = new Map<string, { generation: string; until: number; check: Extract<CredentialCheck, { ok: true }> }>();
   return async (ctx, next) => {
     ctx.state.user = null;
     const header = ctx.get('Authorization');
@@ -40,12 +45,23 @@ export function authenticate(verifier: CredentialVerifier, lockout: LockoutPolic
       const password = colon < 0 ? '' : decoded.slice(colon + 1);
       const address = ctx.ip || 'unknown';
       const now = Date.now();
-      // the lock-out state and, for credentials verified before, the user: one read transaction
-      const { before, remembered } = lockout.failures.readTogether(() => {
+      const g = generation?.();
+      const at = g ? `${g.version}:${g.changes}` : '';
+      if (g) ctx.state.dataVersion = g.version;
+      const key = g ? sha256Hex(`${address}\0${login}\0${password}`) : '';
+      const known = g ? settled.get(key) : undefined;
+      const reuse = known !== undefined && known.generation === at && known.until > now;
+      // unless settled at this generation: the lock-out state and, for credentials verified before, the user, in
+      // one read transaction
+      const { before, remembered } = reuse ? { before: { lockedUntil: 0, recorded: false }, remembered: known.check } : lockout.failures.readTogether(() => {
         const state = lockout.failures.state(address, login, now);
         return { before: state, remembered: state.lockedUntil ? null : verifier.remembered(login, password) };
       });
       if (before.lockedUntil) throw tooMany(before.lockedUntil, now);
+      if (g && !reuse && remembered && !before.recorded) {
+        if (settled.size >= 10_000) settled.clear();
+        settled.set(key, { generation: at, until: now + 60_000, check: remembered });
+      }
       if (remembered) verifier.noteUse(remembered, ctx.ip || null);
       const check = remembered ?? (await verifier.verify(login, password, ctx.ip || null));
       if (!check.ok) {

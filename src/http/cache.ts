@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import type { Db } from '../db/connection.js';
+import { changesOf, generationOf } from '../db/generation.js';
 import type { RoutedRequest } from './route.js';
 
 /**
@@ -28,9 +29,8 @@ const MAX_ENTRIES = 20_000;
 export function responseCache(db: Db, maxBytes = 16 * 1024 * 1024): Middleware {
   if (maxBytes === 0) return (_ctx, next) => next();
   const maxEntry = Math.min(1024 * 1024, maxBytes / 4); // a page of 50 events fits; no one answer crowds out the rest
-  // two statements: total_changes() needs no read transaction, so only data_version pays for one
-  const changesOf = db.prepare<[], number>('SELECT total_changes()').pluck();
-  const versionOf = db.prepare<[], number>('PRAGMA data_version').pluck();
+  const generation = generationOf(db);
+  const ownChanges = changesOf(db);
   // through the partial indexes of scheduled events and of venue and organizer posts, never a scan of every post
   const nextDueOf = db.prepare<{ now: string }, { due: string | null }>(`SELECT MIN(due) AS due FROM (
     SELECT MIN(date_utc) AS due FROM events WHERE status = 'future' AND date_utc > @now
@@ -38,7 +38,7 @@ export function responseCache(db: Db, maxBytes = 16 * 1024 * 1024): Middleware {
     SELECT MIN(date_utc) FROM posts WHERE type <> 'event' AND status = 'future' AND date_utc > @now)`);
   const entries = new Map<string, CachedAnswer>();
   let bytes = 0;
-  let generation = '';
+  let current = '';
   let nextDue: string | null = null;
 
   let second = 0;
@@ -53,12 +53,14 @@ export function responseCache(db: Db, maxBytes = 16 * 1024 * 1024): Middleware {
     const operation = routed.operation;
     if ((routed.method !== 'GET' && routed.method !== 'HEAD') || !operation || operation.operationId === 'getHealth') return next();
 
-    const current = `${versionOf.get()}:${changesOf.get()}`;
+    // authentication may have read data_version for this request already (see auth.ts): one read lock, not two
+    const version = (ctx.state.dataVersion as number | undefined) ?? generation().version;
+    const seen = `${version}:${ownChanges()}`;
     const now = nowWire();
-    if (current !== generation || (nextDue !== null && now >= nextDue)) {
+    if (seen !== current || (nextDue !== null && now >= nextDue)) {
       entries.clear();
       bytes = 0;
-      generation = current;
+      current = seen;
       nextDue = nextDueOf.get({ now })?.due ?? null;
     }
     const list = operation.operationId.startsWith('list');
