@@ -88,7 +88,7 @@ export function resolveRoute(backend: Backend, config: Config): Middleware {
       operation,
       specPath,
       // WordPress sends no Allow with rest_no_route, so a known path with a method it lacks gets none either.
-      allow: specPath && (operation || method === 'OPTIONS') ? (role) => allowedMethods(specPath, (caps) => hasCapabilities(role, caps)) : null,
+      allow: specPath && (operation || method === 'OPTIONS') ? (role) => allowFor(specPath, role) : null,
       fields,
       envelope,
     };
@@ -98,6 +98,16 @@ export function resolveRoute(backend: Backend, config: Config): Middleware {
     }
     await next();
   };
+}
+
+const allowed = new Map<string, string[]>();
+
+/** The methods of a spec path a role may use, worked out once per path and role (both sets are fixed). */
+function allowFor(specPath: string, role: Role | null): string[] {
+  const key = `${specPath}\0${role ?? ''}`;
+  let methods = allowed.get(key);
+  if (!methods) allowed.set(key, (methods = allowedMethods(specPath, (caps) => hasCapabilities(role, caps))));
+  return methods;
 }
 
 /** Keeps the parameters the operation declares, each normalised to its schema (see params.ts). */
