@@ -34,6 +34,29 @@ describe('remembered credentials', () => {
     expect(await me(alice)).toBe(401);
   });
 
+  it('on one kept-alive connection, follow a change of credentials and a revocation at once', async () => {
+    const grace = s.user('author', 'memo-grace');
+    const henry = s.user('author', 'memo-henry');
+    const created = await draft(grace);
+    expect(created.status).toBe(201);
+    const hers = `${NS}/events/${created.body.id}`;
+    const connection = s.keptAlive();
+    try {
+      expect((await connection.get(hers, grace)).status).toBe(200);
+      expect(await connection.get(hers, grace)).toEqual({ status: 200, reused: true });
+      // another header on the same connection is another caller: not her draft for another author; a wrong password fails
+      expect(await connection.get(hers, henry)).toEqual({ status: 403, reused: true });
+      expect(await connection.get(hers, { login: 'memo-grace', password: 'not it' })).toEqual({ status: 401, reused: true });
+      expect((await connection.get(hers)).status).not.toBe(200);
+      expect(await connection.get(hers, grace)).toEqual({ status: 200, reused: true });
+      const uuid = almanac(s, 'app-password', 'list', 'memo-grace').split('\t')[0]!;
+      almanac(s, 'app-password', 'revoke', 'memo-grace', uuid);
+      expect(await connection.get(hers, grace)).toEqual({ status: 401, reused: true });
+    } finally {
+      connection.close();
+    }
+  });
+
   it('follow a role change made by the CLI at once', async () => {
     const bob = s.user('author', 'memo-bob');
     expect((await draft(bob)).status).toBe(201);

@@ -46,6 +46,23 @@ describe('authentication lock-out', () => {
       await behind.close();
     }
   });
+
+  it('keeps a locked client locked when the proxy brings it over a connection another client settled', async () => {
+    const behind = await TestServer.start({ authMaxFailures: 2, authLockSeconds: 60, trustProxy: true });
+    const connection = behind.keptAlive();
+    try {
+      const user = behind.user('editor', 'proxied');
+      const from = (ip: string, password: string) => connection.get(`${NS}/tags`, { login: user.login, password }, { 'X-Forwarded-For': ip });
+      expect((await from('198.51.100.1', 'x')).status).toBe(401);
+      expect((await from('198.51.100.1', 'x')).status).toBe(401);
+      expect(await from('198.51.100.2', user.password)).toEqual({ status: 200, reused: true });
+      expect(await from('198.51.100.2', user.password)).toEqual({ status: 200, reused: true });
+      expect(await from('198.51.100.1', user.password)).toEqual({ status: 429, reused: true });
+    } finally {
+      connection.close();
+      await behind.close();
+    }
+  });
 });
 
 describe('credential checks take the same time for an unknown login and a wrong password', () => {

@@ -1,6 +1,6 @@
 import createClient, { type Middleware } from 'openapi-fetch';
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { Agent, request as httpRequest, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { paths } from '../../generated/api.js';
@@ -83,6 +83,29 @@ export class TestServer {
     const parsed = parseBody(text, response.headers);
     await contract.check(method, url, response.status, parsed, response.headers.get('Content-Type'));
     return { status: response.status, headers: response.headers, body: parsed as T, text };
+  }
+
+  /**
+   * GETs over one kept-alive connection (node:http, one socket), for what depends on the connection; checked too.
+   * `reused` says whether a request went over the socket of an earlier one.
+   */
+  keptAlive(): { get: (path: string, as?: Credentials, headers?: Record<string, string>) => Promise<{ status: number; reused: boolean }>; close: () => void } {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const get = (path: string, as?: Credentials, headers: Record<string, string> = {}) => new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
+      const url = this.baseUrl + path;
+      const req = httpRequest(url, { agent, headers: as ? { ...headers, Authorization: basic(as) } : headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const headers = new Headers(Object.entries(res.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)] as [string, string]])));
+          const parsed = parseBody(Buffer.concat(chunks).toString('utf8'), headers);
+          contract.check('GET', url, res.statusCode!, parsed, headers.get('Content-Type')).then(() => resolve({ status: res.statusCode!, reused: req.reusedSocket }), reject);
+        });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    return { get, close: () => agent.destroy() };
   }
 
   async close(): Promise<void> {
