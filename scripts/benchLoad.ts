@@ -46,18 +46,40 @@ const options = (duration: number) => ({
   }],
 });
 
-if (scenario.warmup > 0) await autocannon(options(scenario.warmup));
+/** Runs one load; latencies (ms, as fine as the clock) come from every answer, not from autocannon's whole-ms histogram. */
+async function run(duration: number): Promise<{ result: autocannon.Result; latencies: Float64Array }> {
+  let latencies = new Float64Array(1 << 16);
+  let count = 0;
+  let done!: (r: autocannon.Result) => void;
+  let failed!: (e: unknown) => void;
+  const finished = new Promise<autocannon.Result>((resolve, reject) => ((done = resolve), (failed = reject)));
+  const instance = autocannon(options(duration), (err, r) => (err ? failed(err) : done(r)));
+  instance.on('response', (_client, _status, _bytes, ms) => {
+    if (count === latencies.length) {
+      const grown = new Float64Array(latencies.length * 2);
+      grown.set(latencies);
+      latencies = grown;
+    }
+    latencies[count++] = ms;
+  });
+  const result = await finished;
+  return { result, latencies: latencies.subarray(0, count).sort() };
+}
+
+const quantile = (sorted: Float64Array, q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : 0);
+const warm = scenario.warmup > 0 ? (await run(scenario.warmup)).result.requests.total : 0;
 const cpuStart = process.cpuUsage();
 const wallStart = process.hrtime.bigint();
-const result = await autocannon(options(scenario.duration));
+const { result, latencies } = await run(scenario.duration);
 const cpu = process.cpuUsage(cpuStart);
 const wall = Number(process.hrtime.bigint() - wallStart) / 1000;
 process.stdout.write(JSON.stringify({
   requestsPerSecond: result.requests.average,
-  p50: result.latency.p50,
-  p99: result.latency.p99,
+  p50: Math.round(quantile(latencies, 0.5) * 100) / 100,
+  p99: Math.round(quantile(latencies, 0.99) * 100) / 100,
   errors: result.errors + result.timeouts + result.non2xx,
   bytes: result.throughput.total,
   requests: result.requests.total,
+  warmupRequests: warm,
   generatorCpuShare: (cpu.user + cpu.system) / wall,
 }) + '\n');
