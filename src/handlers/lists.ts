@@ -10,7 +10,7 @@ import { fromUtcWire } from '../domain/eventTimes.js';
 import { listBounds, type DateParam } from '../domain/listWindow.js';
 import { CAPABILITY_TYPE } from '../domain/postRules.js';
 import { ApiError, invalidParams } from '../http/errors.js';
-import { pageUrl } from '../http/links.js';
+import { pageUrl, queryString } from '../http/links.js';
 import { isTruthy } from '../http/params.js';
 import type { Handlers, QueryOf } from '../http/operation.js';
 import type { RequestState } from '../http/state.js';
@@ -21,11 +21,6 @@ const ANY: PostStatus[] = ['publish', 'future', 'draft', 'pending', 'private'];
 
 type Pairs = [string, unknown][];
 type OperationParams = { name: string; in: string }[];
-
-/** `name=value` with each value (or list item) URI-encoded; lists comma-joined. */
-function queryString(pairs: Pairs): string {
-  return pairs.map(([name, value]) => `${name}=${Array.isArray(value) ? value.map((v) => encodeURIComponent(String(v))).join(',') : encodeURIComponent(String(value))}`).join('&');
-}
 
 /**
  * The envelope of a post list (reference resources.md §6.1, DESIGN §5 #4): `rest_url` is the list base with

@@ -19,9 +19,13 @@ export function sentParams<O extends OperationId>(c: OperationContext<O>, sent: 
     .map((p) => [p.name, query[p.name]]);
 }
 
+/** `name=value` pairs joined with `&`, each value (or list item) URI-encoded, lists comma-joined. */
+export function queryString(params: [string, unknown][]): string {
+  return params.map(([name, value]) => `${name}=${wireValue(value)}`).join('&');
+}
+
 /** `base` followed by the parameters (and `page` last, when given), URI-encoded. */
 export function pageUrl(base: string, params: [string, unknown][], page?: number): string {
-  const parts = params.map(([name, value]) => `${name}=${wireValue(value)}`);
-  if (page !== undefined) parts.push(`page=${page}`);
-  return parts.length > 0 ? `${base}?${parts.join('&')}` : base;
+  const query = queryString(page === undefined ? params : [...params, ['page', page]]);
+  return query ? `${base}?${query}` : base;
 }
