@@ -2,7 +2,8 @@
  * `npm run bench`: Almanac's throughput and latency as ratios to a bare node:http baseline measured in the same
  * run. Seeds a fresh database (`--events`, default 100,000), starts Almanac and the baseline as separate processes,
  * loads each with autocannon from a third process, and writes a table, bench/results.md and SVG charts.
- * `--growth` adds runs at 10,000 and 1,000,000 events (constant density) and reports p50 growth.
+ * `--growth` adds runs at 10,000 and 1,000,000 events (constant density) and reports p50 growth; `--rounds` sets the
+ * alternating rounds of anonymous and authenticated reads; `--profile` leaves a CPU profile of the server.
  */
 import Database from 'better-sqlite3';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -23,6 +24,7 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '2' },
     connections: { type: 'string', default: '32' },
     rounds: { type: 'string', default: '3' },
+    profile: { type: 'boolean', default: false },
   },
 });
 const duration = Number(values.duration);
@@ -34,6 +36,8 @@ const rounds = Math.max(1, Number(values.rounds));
 const GROWTH = { small: 10_000, large: 1_000_000, duration: 5, warmup: 1, rounds: 2 };
 const node = process.execPath;
 const cli = join(projectRoot, 'dist', 'src', 'cli.js');
+/** With `--profile`, the one-worker server of the main run writes a V8 CPU profile here when it stops. */
+const PROFILES = join(projectRoot, 'bench', 'profiles');
 const CLOCK_TICKS_PER_SECOND = 100; // Linux's USER_HZ, the unit of utime and stime in /proc/<pid>/stat
 
 interface LoadResult { requestsPerSecond: number; p50: number; p99: number; errors: number; requests: number; warmupRequests: number; generatorCpuShare: number }
@@ -59,9 +63,9 @@ function run(args: string[], env: Record<string, string>): string {
   return r.stdout.trim();
 }
 
-async function startAlmanac(db: string, workers: number, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
+async function startAlmanac(db: string, workers: number, env: Record<string, string> = {}, nodeOptions: string[] = []): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
-  const child = spawn(node, [join(projectRoot, 'dist', 'src', 'main.js')], {
+  const child = spawn(node, [...nodeOptions, join(projectRoot, 'dist', 'src', 'main.js')], {
     env: { ...process.env, ALMANAC_DB: db, PORT: String(port), ALMANAC_WORKERS: String(workers), ALMANAC_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -175,7 +179,7 @@ const report = (name: string, m: Measured, note = '') =>
 
 async function measure(data: Dataset): Promise<{ rows: Row[]; pair: { anonymous: Measured[]; authenticated: Measured[] }; workers: { one: number; two: number; generatorShare: number } }> {
   const { scenarios, auth } = data;
-  const almanac = await startAlmanac(data.db, 1);
+  const almanac = await startAlmanac(data.db, 1, {}, values.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`] : []);
   await warmUp(almanac.url, data);
   const measured: (Measured & { scenario: Scenario; size: number })[] = [];
   // anonymous and authenticated reads by id alternate, so that neither gets the machine's better moments
@@ -382,3 +386,4 @@ ${grown.rows.map(line).join('\n')}
 writeFileSync(join(projectRoot, 'bench', 'results.md'), text);
 writeFileSync(join(projectRoot, 'bench', 'requests.svg'), barChart(rows));
 process.stdout.write('\n' + text);
+if (values.profile) process.stdout.write(`\nCPU profile of the one-worker server (all scenarios): ${PROFILES} (open in Chrome DevTools or speedscope)\n`);
