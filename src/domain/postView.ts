@@ -79,6 +79,8 @@ function dropEmpty(wire: Wire, keep: string[]): Wire {
 export class PostView {
   /** Translation groups read so far, by type: linked records are localised and then listed with the same groups. */
   private readonly groups = new Map<PostType, { read: Set<number>; langs: Map<number, Partial<Record<Lang, number>>> }>();
+  /** The venues and organizers events named, as stored (before any translation stands in), for `Last-Modified`. */
+  private readonly linkedAsStored: (VenueRecord | OrganizerRecord)[] = [];
   /** `{host}{path}?id=` of the site, worked out once per view. */
   private globalIdBase: string | undefined;
 
@@ -87,6 +89,11 @@ export class PostView {
     private readonly state: RequestState,
     private readonly nowUtc: string,
   ) {}
+
+  /** The venues and organizers the events of this view named, as stored. */
+  linkedRead(): readonly (VenueRecord | OrganizerRecord)[] {
+    return this.linkedAsStored;
+  }
 
   events(records: EventRecord[], options: ViewOptions): Schemas['Event'][] {
     const venues = this.localised('venue', records.map((e) => e.venueId).filter(Boolean));
@@ -276,6 +283,7 @@ export class PostView {
   /** Linked records by id, each replaced by its translation in the request's language when one exists. */
   private localised<T extends 'venue' | 'organizer'>(type: T, ids: number[]): Map<number, VenueRecord | OrganizerRecord> {
     const found = this.repos.posts.findMany(type, ids) as Map<number, VenueRecord | OrganizerRecord>;
+    for (const record of found.values()) this.linkedAsStored.push(record);
     const groups = this.groupsOf(type, [...found.values()].map((r) => r.translationGroup));
     const wanted = new Map<number, number>();
     for (const [id, record] of found) {

@@ -13,9 +13,9 @@ type BySlug = { request: { params: { slug: string }; query: object; requestBody?
 /** Events: create, and read, update (POST, PUT, PATCH alike), trash by id and by slug. */
 export function eventHandlers(deps: PostDeps): Pick<Handlers, EventOps> {
   const service = (state: RequestState) => new PostService(deps, state);
-  const single = (s: PostService, id: number, password: string | undefined) => {
-    const event = s.eventById(id);
-    return { status: 200 as const, body: s.single(event, password) as never, headers: { 'Last-Modified': s.lastModified(event) } };
+  const single = (s: PostService, event: EventRecord, password: string | undefined) => {
+    const { body, headers } = s.singleAnswer(event, password);
+    return { status: 200 as const, body: body as never, headers };
   };
   // writes go through the group commit, answer included (the record as this write left it, read in the same
   // transaction): acknowledged once durable, sharing the fsync with concurrent writes
@@ -37,10 +37,13 @@ export function eventHandlers(deps: PostDeps): Pick<Handlers, EventOps> {
       const s = service(state);
       return deps.posts.committed(() => ({ status: 201 as const, body: written(s, s.createEvent(c.request.requestBody as EventFields)) }));
     },
-    getEvent: (c, state) => single(service(state), c.request.params.id, c.request.query.password),
+    getEvent: (c, state) => {
+      const s = service(state);
+      return single(s, s.eventById(c.request.params.id), c.request.query.password);
+    },
     getEventBySlug: (c, state) => {
       const s = service(state);
-      return single(s, s.bySlug('event', c.request.params.slug).id, c.request.query.password);
+      return single(s, s.bySlug('event', c.request.params.slug), c.request.query.password);
     },
     deleteEvent: (c, state) => trash(service(state), c.request.params.id, passwordOf(c)),
     deleteEventBySlug: (c, state) => {

@@ -25,7 +25,8 @@ function linkedHandlers(type: Linked, deps: PostDeps) {
   const get = (c: ReadCtx, state: RequestState) => {
     const s = service(state);
     const record = find(s, c);
-    return { status: 200 as const, body: s.single(record, c.request.query.password) as never, headers: { 'Last-Modified': s.lastModified(record) } };
+    const { body, headers } = s.singleAnswer(record, c.request.query.password);
+    return { status: 200 as const, body: body as never, headers };
   };
   // writes go through the group commit, answer included (the record as this write left it, read in the same
   // transaction): acknowledged once durable, sharing the fsync with concurrent writes

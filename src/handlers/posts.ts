@@ -54,8 +54,7 @@ export class PostService {
 
   constructor(private readonly deps: PostDeps, private readonly state: RequestState) {}
 
-  view(records: PostRecord[], options: ViewOptions) {
-    const view = new PostView(this.deps, this.state, this.nowUtc);
+  view(records: PostRecord[], options: ViewOptions, view = new PostView(this.deps, this.state, this.nowUtc)) {
     const type = records[0]?.type;
     if (type === 'event') return view.events(records as EventRecord[], options);
     if (type === 'venue') return view.venues(records as VenueRecord[], options);
@@ -66,7 +65,11 @@ export class PostService {
 
   /** The event an id names, with the plugin's errors (404, 400, 403 trashed / not accessible / password). */
   readableEvent(id: number, password: string | undefined): EventRecord {
-    const event = this.eventById(id);
+    return this.readable(this.eventById(id), password);
+  }
+
+  /** An event record as read, if this caller may read it (the errors of `readableEvent`). */
+  private readable(event: EventRecord, password: string | undefined): EventRecord {
     if (event.status === 'trash') throw new ApiError(403, 'event-no-longer-available', 'This event is no longer available');
     if (!mayRead(this.state.user, event, this.nowUtc)) throw new ApiError(403, 'event-not-accessible', 'The requested event is not accessible');
     if (!unlocks(event, password)) throw new ApiError(403, 'event-password-protected', 'The requested event is not accessible without a password');
@@ -75,21 +78,20 @@ export class PostService {
 
   /** What this caller's GET of the record answers (`password` as that GET would send it). */
   single(record: PostRecord, password: string | undefined) {
-    const readable = record.type === 'event' ? this.readableEvent(record.id, password) : this.readableLinked(record);
-    return this.view([readable], { single: true, password })[0]!;
+    return this.singleAnswer(record, password).body;
   }
 
   /**
-   * `Last-Modified` of a single record: its own change or, when later, that of the venue or organizers it embeds.
-   * (Terms have no modification time; the ETag covers them.)
+   * A GET by id or slug: the body, and its `Last-Modified`: the record's own change or, when later, that of the venue
+   * or organizers it names (as the view read them). Terms have no modification time; the ETag covers them.
    */
-  lastModified(record: PostRecord): string {
+  singleAnswer(record: PostRecord, password: string | undefined): { body: unknown; headers: { 'Last-Modified': string } } {
+    const readable = record.type === 'event' ? this.readable(record, password) : this.readableLinked(record);
+    const view = new PostView(this.deps, this.state, this.nowUtc);
+    const body = this.view([readable], { single: true, password }, view)[0]!;
     let latest = record.modifiedUtc;
-    if (record.type === 'event') {
-      const linked = [...this.deps.posts.findMany('venue', record.venueId ? [record.venueId] : []).values(), ...this.deps.posts.findMany('organizer', record.organizerIds).values()];
-      for (const r of linked) if (r.modifiedUtc > latest) latest = r.modifiedUtc;
-    }
-    return httpDate(latest);
+    for (const linked of view.linkedRead()) if (linked.modifiedUtc > latest) latest = linked.modifiedUtc;
+    return { body, headers: { 'Last-Modified': httpDate(latest) } };
   }
 
   /**
