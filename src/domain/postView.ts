@@ -166,8 +166,8 @@ export class PostView {
   /** A venue or organizer record (its own or embedded in an event). */
   private linked(record: VenueRecord | OrganizerRecord, options: ViewOptions, translations: Translations, images: Images): Wire {
     const head = this.common(record);
-    const globalId = this.globalId(record.id);
-    const [global_id, global_id_lineage] = [globalId, [globalId, ...record.globalIdLineage]];
+    const global_id = this.globalId(record.id);
+    const global_id_lineage = [global_id, ...record.globalIdLineage];
     let wire: Wire;
     if (record.type === 'venue') {
       wire = Object.assign(head, {

@@ -31,55 +31,40 @@ function tooMany(lockedUntil: number, now: number): ApiError {
  */
 export function authenticate(verifier: CredentialVerifier, lockout: LockoutPolicy, generation?: () => Generation): Middleware {
   // Credentials that verified, with the pair not locked and no failure on record, at a database generation: while
-  // the generation is the same, nothing they were read from has changed (user, passwords, lock-out), so the request
-  // needs no read but the generation itself (which the response cache then reuses). Keyed by a digest.
-  const settled = new Map<string, { generation: string; until: number; check: Extract<CredentialCheck, { ok: true }> }>();
-  // What a kept-alive connection last sent and had settled (a digest of client address and header, never the header;
-  // behind a trusted proxy one connection carries many clients, and the lock-out is per address): the same again on
-  // that connection, at the same generation, is the same caller, without decoding it or reading anything. Held by
-  // the connection, gone with it.
-  const lastOnConnection = new WeakMap<object, { header: string; generation: string; until: number; check: Extract<CredentialCheck, { ok: true }>; caller: Caller }>();
+  // the generation is the same, nothing they were read from has changed (user, passwords, lock-out), so the same
+  // header from the same address is the same caller, without decoding it or reading anything but the generation
+  // (which the response cache then reuses). Keyed by a digest of address and header, never the header itself; the
+  // address is in the key because the lock-out is per address (behind a trusted proxy, one connection carries many).
+  const settled = new Map<string, { generation: string; until: number; check: Extract<CredentialCheck, { ok: true }>; caller: Caller }>();
   return async (ctx, next) => {
     ctx.state.user = null;
     const header = ctx.get('Authorization');
-    if (generation && header) {
-      const repeat = lastOnConnection.get(ctx.req.socket);
-      if (repeat !== undefined && repeat.header === sha256Hex(`${ctx.ip}\0${header}`)) {
-        const g = generation();
-        const now = Date.now();
-        if (repeat.generation === `${g.version}:${g.changes}` && repeat.until > now) {
-          ctx.state.dataVersion = g.version;
-          verifier.noteUse(repeat.check, ctx.ip || null);
-          ctx.state.user = repeat.caller;
-          return next();
-        }
-      }
-    }
     const basic = /^Basic\s+([A-Za-z0-9+/=_-]*)\s*$/i.exec(header);
     if (basic) {
-      const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
-      const colon = decoded.indexOf(':');
-      const login = (colon < 0 ? decoded : decoded.slice(0, colon)).slice(0, 200);
-      const password = colon < 0 ? '' : decoded.slice(colon + 1);
       const address = ctx.ip || 'unknown';
       const now = Date.now();
       const g = generation?.();
       const at = g ? `${g.version}:${g.changes}` : '';
-      if (g) ctx.state.dataVersion = g.version;
-      const key = g ? sha256Hex(`${address}\0${login}\0${password}`) : '';
-      const known = g ? settled.get(key) : undefined;
-      const reuse = known !== undefined && known.generation === at && known.until > now;
-      // unless settled at this generation: the lock-out state and, for credentials verified before, the user, in
-      // one read transaction
-      const { before, remembered } = reuse ? { before: { lockedUntil: 0, recorded: false }, remembered: known.check } : lockout.failures.readTogether(() => {
+      const key = g ? sha256Hex(`${address}\0${header}`) : '';
+      if (g) {
+        ctx.state.dataVersion = g.version;
+        const known = settled.get(key);
+        if (known !== undefined && known.generation === at && known.until > now) {
+          verifier.noteUse(known.check, ctx.ip || null);
+          ctx.state.user = known.caller;
+          return next();
+        }
+      }
+      const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+      const colon = decoded.indexOf(':');
+      const login = (colon < 0 ? decoded : decoded.slice(0, colon)).slice(0, 200);
+      const password = colon < 0 ? '' : decoded.slice(colon + 1);
+      // the lock-out state and, for credentials verified before, the user, in one read transaction
+      const { before, remembered } = lockout.failures.readTogether(() => {
         const state = lockout.failures.state(address, login, now);
         return { before: state, remembered: state.lockedUntil ? null : verifier.remembered(login, password) };
       });
       if (before.lockedUntil) throw tooMany(before.lockedUntil, now);
-      if (g && !reuse && remembered && !before.recorded) {
-        if (settled.size >= 10_000) settled.clear();
-        settled.set(key, { generation: at, until: now + 60_000, check: remembered });
-      }
       if (remembered) verifier.noteUse(remembered, ctx.ip || null);
       const check = remembered ?? (await verifier.verify(login, password, ctx.ip || null));
       if (!check.ok) {
@@ -89,7 +74,10 @@ export function authenticate(verifier: CredentialVerifier, lockout: LockoutPolic
       if (before.recorded) lockout.failures.clear(address, login);
       const caller: Caller = { id: check.user.id, login: check.user.login, role: check.user.role };
       ctx.state.user = caller;
-      if (g && remembered && !before.recorded) lastOnConnection.set(ctx.req.socket, { header: sha256Hex(`${ctx.ip}\0${header}`), generation: at, until: now + 60_000, check: remembered, caller });
+      if (g && remembered && !before.recorded) {
+        if (settled.size >= 10_000) settled.clear();
+        settled.set(key, { generation: at, until: now + 60_000, check: remembered, caller });
+      }
     }
     await next();
   };

@@ -79,8 +79,10 @@ export function respond(config: Config, log: Logger): Middleware {
     // sent as bytes: encoded once (and kept encoded in the cache), never measured or flattened again on the way out
     let bytes = outcome.bytes;
     const contentType = outcome.headers['Content-Type'] ?? JSON_TYPE;
-    const headers = { ...outcome.headers };
+    // a cached answer's headers are final (its ETag included); a fresh one gets its ETag added to a copy
+    let headers = outcome.headers;
     if (bytes === undefined) {
+      headers = { ...outcome.headers };
       let text: string | undefined;
       if (typeof body === 'string' && contentType !== JSON_TYPE) {
         text = body; // calendars, the documentation page: served as the handler wrote them
