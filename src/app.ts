@@ -1,3 +1,4 @@
+import type { RequestListener } from 'node:http';
 import Koa from 'koa';
 import type { Config } from './config.js';
 import { AuthFailuresRepository } from './db/authFailures.js';
@@ -15,11 +16,12 @@ import { healthHandlers } from './handlers/health.js';
 import { organizerHandlers, venueHandlers } from './handlers/linked.js';
 import { listHandlers } from './handlers/lists.js';
 import { categoryHandlers, tagHandlers } from './handlers/terms.js';
-import { authenticate } from './http/auth.js';
+import { authenticate, SettledCallers } from './http/auth.js';
 import { createBackend, type Backend } from './http/backend.js';
 import { readBody } from './http/body.js';
-import { responseCache } from './http/cache.js';
+import { ResponseCache } from './http/cache.js';
 import { dispatch } from './http/dispatch.js';
+import { frontAnswer } from './http/front.js';
 import type { Handlers } from './http/operation.js';
 import { respond } from './http/respond.js';
 import { resolveRoute } from './http/route.js';
@@ -40,6 +42,8 @@ export interface App {
   koa: Koa;
   backend: Backend;
   repos: Repositories;
+  /** What the HTTP server calls: the front answer from the response cache (front.ts), else Koa. */
+  listener: RequestListener;
 }
 
 /** The Koa application over an open, migrated database (no listen). Middleware runs in the order below. */
@@ -67,12 +71,22 @@ export async function createApp({ db, config, log }: { db: Db; config: Config; l
     },
   });
 
+  const verifier = new CredentialVerifier(repos.users);
+  const settled = new SettledCallers(verifier);
+  const generation = generationOf(db);
+  const cache = config.cacheBytes > 0 ? new ResponseCache(db, config.cacheBytes) : null;
+
   const koa = new Koa({ proxy: config.trustProxy });
   koa.use(respond(config, log)); // errors → WordPress shape, common headers, _fields, _envelope, JSON
   koa.use(resolveRoute(backend, config)); // rest_route, /de /fr, _method, route match, query normalisation
   koa.use(readBody(config.bodyLimitBytes)); // JSON and form bodies, size limit
-  koa.use(authenticate(new CredentialVerifier(repos.users), { failures: new AuthFailuresRepository(db), maxFailures: config.authMaxFailures, lockSeconds: config.authLockSeconds }, generationOf(db))); // application passwords, lock-out
-  koa.use(responseCache(db, config.cacheBytes)); // serialised GET answers, exactly invalidated by any write
+  const lockout = { failures: new AuthFailuresRepository(db), maxFailures: config.authMaxFailures, lockSeconds: config.authLockSeconds };
+  koa.use(authenticate(verifier, lockout, { trustProxy: config.trustProxy, settled, generation })); // application passwords, lock-out
+  if (cache) koa.use(cache.middleware(db)); // serialised GET answers, exactly invalidated by any write
   koa.use(dispatch(backend)); // OPTIONS, openapi-backend: validate, check capabilities, typed handler
-  return { koa, backend, repos };
+
+  const throughKoa = koa.callback();
+  const front = cache ? frontAnswer({ cache, settled, generation, config, log }) : null;
+  const listener: RequestListener = front ? (req, res) => front(req, res) || throughKoa(req, res) : throughKoa;
+  return { koa, backend, repos, listener };
 }

@@ -1,5 +1,4 @@
-import { createServer, STATUS_CODES, type Server } from 'node:http';
-import type Koa from 'koa';
+import { createServer, STATUS_CODES, type RequestListener, type Server } from 'node:http';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/connection.js';
@@ -12,8 +11,8 @@ import { createLogger, type Logger } from './log.js';
  * The HTTP server of an app: URLs and headers up to 64 KiB (a long search or slug is the app's to refuse, with a
  * WordPress error), and requests Node's parser refuses still answered in WordPress's error shape.
  */
-export function createHttpServer(koa: Koa): Server {
-  const server = createServer({ maxHeaderSize: 64 * 1024 }, koa.callback());
+export function createHttpServer(listener: RequestListener): Server {
+  const server = createServer({ maxHeaderSize: 64 * 1024 }, listener);
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return socket.destroy();
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
@@ -45,8 +44,8 @@ export async function serve(config: Config, options: { prepared?: boolean } = {}
   const log = createLogger(config.logLevel);
   if (!options.prepared) await prepareDatabase(config, log);
   const db = openDatabase(config.dbPath);
-  const { koa } = await createApp({ db, config, log });
-  const server = createHttpServer(koa);
+  const { listener } = await createApp({ db, config, log });
+  const server = createHttpServer(listener);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NS, TestServer } from './helpers/server.js';
+import { basic, NS, TestServer } from './helpers/server.js';
 
 /** The response cache must never answer with anything a fresh computation would not. */
 let s: TestServer;
@@ -54,5 +54,60 @@ describe('the response cache is exact', () => {
     expect(mine).toContain(draft.id);
     expect(theirs).not.toContain(draft.id);
     expect((await s.raw('GET', list, { as: author })).body.events.map((x: { id: number }) => x.id)).toContain(draft.id);
+  });
+});
+
+describe('the front answer (a cached GET answered before Koa)', () => {
+  /** Every header line but the two that differ by nature between any two answers. */
+  const replayable = (lines: [string, string][]) => lines.filter(([name]) => !/^(x-request-id|date)$/i.test(name));
+
+  it('sends the very bytes and header lines, in order, that the full pipeline sent, with a request id of its own', async () => {
+    const e = await create({ title: 'Replayed', categories: [] });
+    const single = `${NS}/events/${e.id}?_fields=id,title,cost`;
+    for (const [path, headers] of [[single, {}], [list, {}], [`/de${NS}/events/${e.id}`, {}], [single, { Authorization: basic(s.admin) }]] as const) {
+      const answers = [];
+      for (let i = 0; i < 4; i++) answers.push(await s.http('GET', path, headers));
+      for (const a of answers) {
+        expect(a.status).toBe(200);
+        expect(a.text).toBe(answers[0]!.text);
+        expect(replayable(a.lines)).toEqual(replayable(answers[0]!.lines));
+      }
+      expect(new Set(answers.map((a) => a.headers.get('X-Request-Id'))).size).toBe(4);
+    }
+  });
+
+  it('leaves to the full pipeline every header that changes the answer', async () => {
+    const e = await create({ title: 'Front bypassed' });
+    const path = `${NS}/events/${e.id}`;
+    const first = await s.http('GET', path);
+    await s.http('GET', path);
+    // CORS
+    const cors = await s.http('GET', path, { Origin: 'https://calendar.example' });
+    expect(cors.headers.get('Access-Control-Allow-Origin')).toBe('https://calendar.example');
+    // conditional requests
+    expect((await s.http('GET', path, { 'If-None-Match': first.headers.get('ETag')! })).status).toBe(304);
+    expect((await s.http('GET', path, { 'If-Modified-Since': first.headers.get('Last-Modified')! })).status).toBe(304);
+    // another address for the site: links of its own
+    const other = await s.http('GET', path, { Host: 'calendar.example:8080' });
+    expect(other.body.url).toBe(first.body.url.replace(/^http:\/\/[^/]+/, 'http://calendar.example:8080'));
+    expect(other.headers.get('Link')).toContain('http://calendar.example:8080/wp-json/');
+    // a method override on a GET that was answered from the cache is that method
+    const deleted = await s.http('GET', path, { 'X-HTTP-Method-Override': 'DELETE', Authorization: basic(s.admin) });
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.status).toBe('trash');
+    expect((await s.http('GET', path)).body.code).toBe('event-no-longer-available');
+  });
+
+  it('answers a caller it knows only while nothing was written, and credentials it cannot vouch for go through authentication', async () => {
+    const author = s.user('author', 'front-author');
+    const draft = (await s.raw('POST', `${NS}/events`, { as: author, json: { title: 'Front draft', status: 'draft', start_date: '2031-06-03 10:00', end_date: '2031-06-03 11:00' } })).body;
+    const path = `${NS}/events/${draft.id}`;
+    for (let i = 0; i < 3; i++) expect((await s.http('GET', path, { Authorization: basic(author) })).status).toBe(200);
+    expect((await s.http('GET', path, { Authorization: basic({ login: 'front-author', password: 'wrong' }) })).status).toBe(401);
+    expect((await s.http('GET', path, { Authorization: 'Bearer something' })).body.code).toBe('event-not-accessible');
+    expect((await s.http('GET', path)).body.code).toBe('event-not-accessible');
+    const password = s.db.prepare<[string], { userId: number; uuid: string }>('SELECT p.user_id AS userId, p.uuid FROM app_passwords p JOIN users u ON u.id = p.user_id WHERE u.login = ?').get('front-author')!;
+    expect(s.repos.users.revokePassword(password.userId, password.uuid)).toBe(true);
+    expect((await s.http('GET', path, { Authorization: basic(author) })).status).toBe(401);
   });
 });

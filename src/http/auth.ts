@@ -3,6 +3,7 @@ import type { AuthFailuresRepository } from '../db/authFailures.js';
 import type { Generation } from '../db/generation.js';
 import { sha256Hex, type CredentialCheck, type CredentialVerifier } from '../domain/passwords.js';
 import { ApiError } from './errors.js';
+import { clientAddress } from './origin.js';
 import type { Caller } from './state.js';
 
 const MESSAGES = {
@@ -25,33 +26,62 @@ function tooMany(lockedUntil: number, now: number): ApiError {
 }
 
 /**
+ * Credentials that verified, with the pair not locked and no failure on record, at a database generation: while the
+ * generation is the same, nothing they were read from has changed (user, passwords, lock-out), so the same header
+ * from the same address is the same caller, without decoding it or reading anything but the generation. Keyed by a
+ * digest of address and header, never the header itself; the address is in the key because the lock-out is per
+ * address (behind a trusted proxy, one connection carries many clients). One per worker, shared by the
+ * authentication stage and the front answer (front.ts).
+ */
+export class SettledCallers {
+  private readonly settled = new Map<string, { generation: string; until: number; check: Extract<CredentialCheck, { ok: true }>; caller: Caller }>();
+
+  constructor(private readonly verifier: CredentialVerifier) {}
+
+  static keyOf(address: string, header: string): string {
+    return sha256Hex(`${address}\0${header}`);
+  }
+
+  /** The caller settled under `key` at generation `at` (its use noted), or undefined. */
+  find(key: string, at: string, now: number, ip: string | null): Caller | undefined {
+    const known = this.settled.get(key);
+    if (known === undefined || known.generation !== at || known.until <= now) return undefined;
+    this.verifier.noteUse(known.check, ip);
+    return known.caller;
+  }
+
+  keep(key: string, at: string, now: number, check: Extract<CredentialCheck, { ok: true }>, caller: Caller): void {
+    if (this.settled.size >= 10_000) this.settled.clear();
+    this.settled.set(key, { generation: at, until: now + 60_000, check, caller });
+  }
+}
+
+/** A database generation as the settled callers compare it. */
+export const generationKey = (g: Generation): string => `${g.version}:${g.changes}`;
+
+/**
  * HTTP Basic with an application password. No Authorization header (or another scheme): anonymous. Credentials
  * that do not verify fail the request with 401 whatever the route, as WordPress does; too many failures from one
  * address for one login lock that pair, and every attempt meanwhile (right password or not) answers 429.
  */
-export function authenticate(verifier: CredentialVerifier, lockout: LockoutPolicy, generation?: () => Generation): Middleware {
-  // Credentials that verified, with the pair not locked and no failure on record, at a database generation: while
-  // the generation is the same, nothing they were read from has changed (user, passwords, lock-out), so the same
-  // header from the same address is the same caller, without decoding it or reading anything but the generation
-  // (which the response cache then reuses). Keyed by a digest of address and header, never the header itself; the
-  // address is in the key because the lock-out is per address (behind a trusted proxy, one connection carries many).
-  const settled = new Map<string, { generation: string; until: number; check: Extract<CredentialCheck, { ok: true }>; caller: Caller }>();
+export function authenticate(verifier: CredentialVerifier, lockout: LockoutPolicy, options: { trustProxy: boolean; settled?: SettledCallers; generation?: () => Generation }): Middleware {
+  const { trustProxy, settled, generation } = options;
   return async (ctx, next) => {
     ctx.state.user = null;
     const header = ctx.get('Authorization');
     const basic = /^Basic\s+([A-Za-z0-9+/=_-]*)\s*$/i.exec(header);
     if (basic) {
-      const address = ctx.ip || 'unknown';
+      const ip = clientAddress(ctx.req, trustProxy) || null;
+      const address = ip ?? 'unknown';
       const now = Date.now();
-      const g = generation?.();
-      const at = g ? `${g.version}:${g.changes}` : '';
-      const key = g ? sha256Hex(`${address}\0${header}`) : '';
+      const g = settled ? generation?.() : undefined;
+      const at = g ? generationKey(g) : '';
+      const key = g ? SettledCallers.keyOf(address, header) : '';
       if (g) {
         ctx.state.dataVersion = g.version;
-        const known = settled.get(key);
-        if (known !== undefined && known.generation === at && known.until > now) {
-          verifier.noteUse(known.check, ctx.ip || null);
-          ctx.state.user = known.caller;
+        const caller = settled!.find(key, at, now, ip);
+        if (caller !== undefined) {
+          ctx.state.user = caller;
           return next();
         }
       }
@@ -65,8 +95,8 @@ export function authenticate(verifier: CredentialVerifier, lockout: LockoutPolic
         return { before: state, remembered: state.lockedUntil ? null : verifier.remembered(login, password) };
       });
       if (before.lockedUntil) throw tooMany(before.lockedUntil, now);
-      if (remembered) verifier.noteUse(remembered, ctx.ip || null);
-      const check = remembered ?? (await verifier.verify(login, password, ctx.ip || null));
+      if (remembered) verifier.noteUse(remembered, ip);
+      const check = remembered ?? (await verifier.verify(login, password, ip));
       if (!check.ok) {
         lockout.failures.fail(address, login, now, { max: lockout.maxFailures, windowMs: FAILURE_WINDOW_MS, lockMs: lockout.lockSeconds * 1000 });
         throw new ApiError(401, check.reason, MESSAGES[check.reason]);
@@ -74,10 +104,7 @@ export function authenticate(verifier: CredentialVerifier, lockout: LockoutPolic
       if (before.recorded) lockout.failures.clear(address, login);
       const caller: Caller = { id: check.user.id, login: check.user.login, role: check.user.role };
       ctx.state.user = caller;
-      if (g && remembered && !before.recorded) {
-        if (settled.size >= 10_000) settled.clear();
-        settled.set(key, { generation: at, until: now + 60_000, check: remembered, caller });
-      }
+      if (g && remembered && !before.recorded) settled!.keep(key, at, now, remembered, caller);
     }
     await next();
   };

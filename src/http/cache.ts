@@ -2,14 +2,15 @@ import type { Middleware } from 'koa';
 import type { Db } from '../db/connection.js';
 import { changesOf, generationOf } from '../db/generation.js';
 import type { RoutedRequest } from './route.js';
+import type { Caller } from './state.js';
 
 /**
  * A cache of serialised GET answers that is exactly right, never merely fresh enough:
  * - every entry belongs to one database generation: `PRAGMA data_version` (changes when another connection or
  *   process commits) and `total_changes()` (this connection's writes, triggers included). Any write anywhere makes
  *   every entry unreachable;
- * - list answers also belong to the current second: their time-dependent parts (default window, relative dates,
- *   "upcoming", scheduled records falling due) are all computed at one-second resolution;
+ * - list answers also belong to the second they were computed in: their time-dependent parts (default window,
+ *   relative dates, "upcoming", scheduled records falling due) are all computed at one-second resolution;
  * - other answers stay valid until the next scheduled record falls due (its effective status changes then);
  * - the key holds the caller (user and role), the site address and the full URL (language, password, `_fields`).
  * The health check is never cached. Entries are bounded in number and bytes, oldest out first.
@@ -21,73 +22,127 @@ export interface CachedAnswer {
   headers: Record<string, string>;
   /** The language prefix of the answer's links (for the Link header), as the request resolved it. */
   linkPrefix: string;
+  /**
+   * The header lines of the whole answer to a GET that sent none of the headers the response stage reads
+   * (alternating names and values, as the response stage set them; no request id): what the front answer replays.
+   */
+  wire?: string[];
+}
+
+interface Entry {
+  answer: CachedAnswer;
+  /** The second a list answer was computed in (it is valid in that second only); -1 for other answers. */
+  second: number;
+}
+
+/** The key of an answer: caller, site address and URL as sent (everything else it depends on is in the URL). */
+export function cacheKey(caller: Caller | null, site: string, url: string): string {
+  return `${caller ? `${caller.id}:${caller.role}` : '-'}|${site}|${url}`;
 }
 
 const MAX_ENTRIES = 20_000;
 
-/** `maxBytes`: the most serialised bytes kept (ALMANAC_CACHE_MB); 0 keeps nothing. */
-export function responseCache(db: Db, maxBytes = 16 * 1024 * 1024): Middleware {
-  if (maxBytes === 0) return (_ctx, next) => next();
-  const maxEntry = Math.min(1024 * 1024, maxBytes / 4); // a page of 50 events fits; no one answer crowds out the rest
-  const generation = generationOf(db);
-  const ownChanges = changesOf(db);
-  // through the partial indexes of scheduled events and of venue and organizer posts, never a scan of every post
-  const nextDueOf = db.prepare<{ now: string }, { due: string | null }>(`SELECT MIN(due) AS due FROM (
-    SELECT MIN(date_utc) AS due FROM events WHERE status = 'future' AND date_utc > @now
-    UNION ALL
-    SELECT MIN(date_utc) FROM posts WHERE type <> 'event' AND status = 'future' AND date_utc > @now)`);
-  const entries = new Map<string, CachedAnswer>();
-  let bytes = 0;
-  let current = '';
-  let nextDue: string | null = null;
+export class ResponseCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly maxEntry: number;
+  private readonly ownChanges: () => number;
+  private readonly nextDueOf: () => string | null;
+  private bytes = 0;
+  private current = '';
+  private nextDue: string | null = null;
+  private second = 0;
+  private secondText = '';
 
-  let second = 0;
-  let secondText = '';
-  const nowWire = () => {
+  /** `maxBytes`: the most serialised bytes kept (ALMANAC_CACHE_MB). */
+  constructor(db: Db, private readonly maxBytes: number) {
+    this.maxEntry = Math.min(1024 * 1024, maxBytes / 4); // a page of 50 events fits; no one answer crowds out the rest
+    this.ownChanges = changesOf(db);
+    // through the partial indexes of scheduled events and of venue and organizer posts, never a scan of every post
+    const nextDue = db.prepare<{ now: string }, { due: string | null }>(`SELECT MIN(due) AS due FROM (
+      SELECT MIN(date_utc) AS due FROM events WHERE status = 'future' AND date_utc > @now
+      UNION ALL
+      SELECT MIN(date_utc) FROM posts WHERE type <> 'event' AND status = 'future' AND date_utc > @now)`);
+    this.nextDueOf = () => nextDue.get({ now: this.secondText })?.due ?? null;
+  }
+
+  /**
+   * Brings the cache to the present: `version` is the `data_version` read for this request. Forgets everything
+   * when the database changed or a scheduled record fell due since the last request.
+   */
+  private settle(version: number): void {
     const s = Math.floor(Date.now() / 1000);
-    if (s !== second) secondText = new Date((second = s) * 1000).toISOString().slice(0, 19).replace('T', ' ');
-    return secondText;
-  };
-  return async (ctx, next) => {
-    const routed = ctx.state.routed as RoutedRequest;
-    const operation = routed.operation;
-    if ((routed.method !== 'GET' && routed.method !== 'HEAD') || !operation || operation.operationId === 'getHealth') return next();
+    if (s !== this.second) this.secondText = new Date((this.second = s) * 1000).toISOString().slice(0, 19).replace('T', ' ');
+    const seen = `${version}:${this.ownChanges()}`;
+    if (seen !== this.current || (this.nextDue !== null && this.secondText >= this.nextDue)) {
+      this.entries.clear();
+      this.bytes = 0;
+      this.current = seen;
+      this.nextDue = this.nextDueOf();
+    }
+  }
 
-    // authentication may have read data_version for this request already (see auth.ts): one read lock, not two
-    const version = (ctx.state.dataVersion as number | undefined) ?? generation().version;
-    const seen = `${version}:${ownChanges()}`;
-    const now = nowWire();
-    if (seen !== current || (nextDue !== null && now >= nextDue)) {
-      entries.clear();
-      bytes = 0;
-      current = seen;
-      nextDue = nextDueOf.get({ now })?.due ?? null;
+  /** The answer under `key` if it is still exactly right at database version `version`. */
+  find(key: string, version: number): CachedAnswer | undefined {
+    this.settle(version);
+    const entry = this.entries.get(key);
+    if (entry === undefined || (entry.second !== -1 && entry.second !== this.second)) return undefined;
+    return entry.answer;
+  }
+
+  /** The generation and second `find` last settled on: what an answer computed next belongs to. */
+  get moment(): { generation: string; second: number } {
+    return { generation: this.current, second: this.second };
+  }
+
+  /**
+   * Keeps an answer computed at `moment` (as read before computing it), unless a write has been seen since;
+   * returns what is kept, if anything. A list answer is kept for the second it was computed in.
+   */
+  store(key: string, answer: CachedAnswer, list: boolean, moment: { generation: string; second: number }): CachedAnswer | undefined {
+    if (answer.bytes.length > this.maxEntry || moment.generation !== this.current) return undefined;
+    // a small Buffer is a slice of a shared pool: keep a copy of its own, so an entry holds only its bytes
+    if (answer.bytes.buffer.byteLength !== answer.bytes.length) {
+      const own = Buffer.allocUnsafeSlow(answer.bytes.length);
+      answer.bytes.copy(own);
+      answer = { ...answer, bytes: own };
     }
-    const list = operation.operationId.startsWith('list');
-    const user = ctx.state.user as { id: number; role: string } | null;
-    const key = `${list ? now : ''}|${user ? `${user.id}:${user.role}` : '-'}|${routed.site}|${ctx.url}`;
-    const hit = entries.get(key);
-    if (hit) {
-      ctx.state.cached = hit;
-      return;
+    const replaced = this.entries.get(key);
+    if (replaced) {
+      this.entries.delete(key);
+      this.bytes -= replaced.answer.bytes.length;
     }
-    await next();
-    // the response stage hands the serialised answer back for storing (2xx only)
-    ctx.state.store = (answer: CachedAnswer) => {
-      if (answer.bytes.length > maxEntry) return;
-      // a small Buffer is a slice of a shared pool: keep a copy of its own, so an entry holds only its bytes
-      if (answer.bytes.buffer.byteLength !== answer.bytes.length) {
-        const own = Buffer.allocUnsafeSlow(answer.bytes.length);
-        answer.bytes.copy(own);
-        answer = { ...answer, bytes: own };
+    this.entries.set(key, { answer, second: list ? moment.second : -1 });
+    this.bytes += answer.bytes.length;
+    for (const [oldest, value] of this.entries) {
+      if (this.entries.size <= MAX_ENTRIES && this.bytes <= this.maxBytes) break;
+      this.entries.delete(oldest);
+      this.bytes -= value.answer.bytes.length;
+    }
+    return answer;
+  }
+
+  /**
+   * The Koa stage: answers a GET from the cache (after routing and authentication), or lets the handler compute it
+   * and offers the response stage a way to keep it (2xx only).
+   */
+  middleware(db: Db): Middleware {
+    const generation = generationOf(db);
+    return async (ctx, next) => {
+      const routed = ctx.state.routed as RoutedRequest;
+      const operation = routed.operation;
+      if ((routed.method !== 'GET' && routed.method !== 'HEAD') || !operation || operation.operationId === 'getHealth') return next();
+      // authentication may have read data_version for this request already (see auth.ts): one read lock, not two
+      const version = (ctx.state.dataVersion as number | undefined) ?? generation().version;
+      const key = cacheKey(ctx.state.user as Caller | null, routed.site, ctx.url);
+      const hit = this.find(key, version);
+      if (hit) {
+        ctx.state.cached = hit;
+        return;
       }
-      entries.set(key, answer);
-      bytes += answer.bytes.length;
-      for (const [oldest, value] of entries) {
-        if (entries.size <= MAX_ENTRIES && bytes <= maxBytes) break;
-        entries.delete(oldest);
-        bytes -= value.bytes.length;
-      }
+      const computedAt = this.moment;
+      await next();
+      const list = operation.operationId.startsWith('list');
+      ctx.state.store = (answer: CachedAnswer) => this.store(key, answer, list, computedAt);
     };
-  };
+  }
 }

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
@@ -32,15 +33,42 @@ export function toApiError(err: unknown, log: Logger, requestId: string): ApiErr
   return new ApiError(500, 'rest_internal_error', 'The server could not answer this request.');
 }
 
+let sequence = 0;
+/** A request's id: the worker's process id and a running count (both base 36), unique while the logs are read. */
+export function nextRequestId(): string {
+  return `${process.pid.toString(36)}-${(++sequence).toString(36)}`;
+}
+
+/**
+ * Whether a GET is answered the same way whatever its headers beyond the caller and the site: it sends none of the
+ * headers the response stage reads (CORS and conditional requests) nor a method override. Its whole answer can then be
+ * replayed from the cache (see front.ts).
+ */
+export function isPlainGet(method: string | undefined, headers: IncomingHttpHeaders): boolean {
+  return method === 'GET' && headers.origin === undefined && headers['if-none-match'] === undefined
+    && headers['if-modified-since'] === undefined && headers['x-http-method-override'] === undefined;
+}
+
+/** The headers set on a response so far, as alternating names (as set) and values. */
+function headerLines(res: ServerResponse): string[] {
+  const lines: string[] = [];
+  // Node has it on every outgoing message; its types declare it on ClientRequest only
+  for (const name of (res as ServerResponse & { getRawHeaderNames(): string[] }).getRawHeaderNames()) {
+    const value = res.getHeader(name);
+    if (Array.isArray(value)) for (const v of value) lines.push(name, v);
+    else if (value !== undefined) lines.push(name, String(value));
+  }
+  return lines;
+}
+
 /**
  * The outermost middleware: runs the rest, turns any error into WordPress's error shape, applies `_fields` and
  * `_envelope`, adds the headers every WordPress REST answer carries, and writes the JSON.
  */
 export function respond(config: Config, log: Logger): Middleware {
-  let sequence = 0;
   return async (ctx, next) => {
     const started = Date.now();
-    const requestId = `${process.pid.toString(36)}-${(++sequence).toString(36)}`;
+    const requestId = nextRequestId();
     ctx.state.requestId = requestId;
     let outcome: Outcome;
     try {
@@ -78,6 +106,8 @@ export function respond(config: Config, log: Logger): Middleware {
     let { status, body } = outcome;
     // sent as bytes: encoded once (and kept encoded in the cache), never measured or flattened again on the way out
     let bytes = outcome.bytes;
+    // the cached answer this request was served from or has stored
+    let kept = ctx.state.cached as CachedAnswer | undefined;
     const contentType = outcome.headers['Content-Type'] ?? JSON_TYPE;
     // a cached answer's headers are final (its ETag included); a fresh one gets its ETag added to a copy
     let headers = outcome.headers;
@@ -96,7 +126,7 @@ export function respond(config: Config, log: Logger): Middleware {
       }
       bytes = text === undefined ? undefined : Buffer.from(text);
       if (status === 200 && reading && bytes) headers.ETag ??= entityTag(bytes);
-      if (status < 300 && bytes) (ctx.state.store as ((a: CachedAnswer) => void) | undefined)?.({ status, bytes, headers: routed?.envelope ? {} : headers, linkPrefix });
+      if (status < 300 && bytes) kept = (ctx.state.store as ((a: CachedAnswer) => CachedAnswer | undefined) | undefined)?.({ status, bytes, headers: routed?.envelope ? {} : headers, linkPrefix });
     }
     if (reading && status === 200) {
       // the tag of the exact bytes; an enveloped answer has its own
@@ -119,6 +149,7 @@ export function respond(config: Config, log: Logger): Middleware {
       ctx.set('Content-Type', contentType);
       ctx.body = bytes;
     }
+    if (kept && kept.wire === undefined && status === kept.status && routed?.method === 'GET' && isPlainGet(ctx.method, ctx.headers)) kept.wire = headerLines(ctx.res);
     ctx.set('X-Request-Id', requestId);
     log.debug('request', { requestId, method: ctx.method, path: ctx.path, status, user: ctx.state.user?.login, ms: Date.now() - started });
   };

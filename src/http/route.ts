@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Config } from '../config.js';
 import { hasCapabilities, type Role } from '../domain/capabilities.js';
@@ -5,6 +6,7 @@ import { allowedMethods } from './routeIndex.js';
 import type { Backend, OperationMeta } from './backend.js';
 import { ApiError, invalidParams, noRoute } from './errors.js';
 import { normalise, parseTextTree, TextValues, undecodablePair, type TextTree } from './params.js';
+import { requestHost, requestProtocol } from './origin.js';
 import type { LangPrefix } from './state.js';
 
 /** A request after the WordPress plumbing: real path and method, language prefix, matched operation. */
@@ -30,10 +32,11 @@ const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HE
 const HOST = /^[A-Za-z0-9.\-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
 
 /** The site URL of a request: the configured public URL, else scheme and Host of the request. */
-function siteOf(config: Config, protocol: string, host: string): string {
+export function siteOf(config: Config, req: IncomingMessage): string {
   if (config.publicUrl) return config.publicUrl;
+  const host = requestHost(req, config.trustProxy);
   const safeHost = HOST.test(host) ? host : `${config.host}:${config.port}`;
-  return `${protocol}://${safeHost}`;
+  return `${requestProtocol(req, config.trustProxy)}://${safeHost}`;
 }
 
 /**
@@ -82,7 +85,7 @@ export function resolveRoute(backend: Backend, config: Config): Middleware {
       method,
       path,
       pathPrefix,
-      site: siteOf(config, ctx.protocol, ctx.host),
+      site: siteOf(config, ctx.req),
       rawQuery,
       query: operation ? normaliseQuery(rawQuery, operation) : {},
       operation,

@@ -37,9 +37,9 @@ export class TestServer {
     const config: Config = { ...loadConfig({}), dbPath: join(dir, 'almanac.sqlite'), port: 0, logLevel: 'silent', validateResponses: true, ...overrides };
     const db = openDatabase(config.dbPath);
     migrate(db);
-    const { koa, repos } = await createApp({ db, config, log: createLogger(config.logLevel) });
+    const { listener, repos } = await createApp({ db, config, log: createLogger(config.logLevel) });
     await ensureBootstrapAdmin(repos.users, 'admin', 'bootstrap-secret');
-    const server = createHttpServer(koa);
+    const server = createHttpServer(listener);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
     return new TestServer(`http://127.0.0.1:${port}`, db, repos, config, server, dir);
@@ -83,6 +83,26 @@ export class TestServer {
     const parsed = parseBody(text, response.headers);
     await contract.check(method, url, response.status, parsed, response.headers.get('Content-Type'));
     return { status: response.status, headers: response.headers, body: parsed as T, text };
+  }
+
+  /** A request over node:http, for headers fetch will not send (Host); the answer's headers in the order sent; checked too. */
+  async http(method: string, path: string, headers: Record<string, string> = {}): Promise<RawResponse & { lines: [string, string][] }> {
+    const url = this.baseUrl + path;
+    const { status, rawHeaders, text } = await new Promise<{ status: number; rawHeaders: string[]; text: string }>((resolve, reject) => {
+      const req = httpRequest(url, { method, headers, agent: false }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, rawHeaders: res.rawHeaders, text: Buffer.concat(chunks).toString('utf8') }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    const lines: [string, string][] = [];
+    for (let i = 0; i < rawHeaders.length; i += 2) lines.push([rawHeaders[i]!, rawHeaders[i + 1]!]);
+    const responseHeaders = new Headers(lines);
+    const body = parseBody(text, responseHeaders);
+    await contract.check(method, url, status, body, responseHeaders.get('Content-Type'));
+    return { status, headers: responseHeaders, body, text, lines };
   }
 
   /**
