@@ -177,7 +177,7 @@ function prepare(events: number): Dataset {
 }
 
 const report = (name: string, m: Measured, note = '') =>
-  process.stderr.write(`  ${name}${note}: ${Math.round(m.result.requestsPerSecond)} req/s, p50 ${m.result.p50} ms, p99 ${m.result.p99} ms, ${m.cpuUs.toFixed(0)} µs CPU/req, errors ${m.result.errors}\n`);
+  process.stderr.write(`  ${name}${note}: ${Math.round(m.result.requestsPerSecond)} req/s, p50 ${m.result.p50} ms, p99 ${m.result.p99} ms, ${m.cpuUs ? `${m.cpuUs.toFixed(0)} µs CPU/req` : 'CPU not sampled (several processes)'}, errors ${m.result.errors}\n`);
 
 async function measure(data: Dataset): Promise<{ rows: Row[]; pair: { anonymous: Measured[]; authenticated: Measured[] }; workers: { served: Scaling; uncached: Scaling } }> {
   const { scenarios, auth } = data;

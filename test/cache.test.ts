@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generationOf } from '../src/db/generation.js';
 import { basic, NS, TestServer } from './helpers/server.js';
 
 /** The response cache must never answer with anything a fresh computation would not. */
@@ -54,6 +55,21 @@ describe('the response cache is exact', () => {
     expect(mine).toContain(draft.id);
     expect(theirs).not.toContain(draft.id);
     expect((await s.raw('GET', list, { as: author })).body.events.map((x: { id: number }) => x.id)).toContain(draft.id);
+  });
+});
+
+describe('what retires cached answers', () => {
+  it('not the record of when a password was last used, which no answer shows; any other write does', async () => {
+    const generation = generationOf(s.db);
+    const reader = s.user('subscriber', 'last-used-reader');
+    const lastUsed = () => s.db.prepare<[string], { at: string | null }>('SELECT p.last_used_utc AS at FROM app_passwords p JOIN users u ON u.id = p.user_id WHERE u.login = ?').get('last-used-reader')!.at;
+    expect(lastUsed()).toBeNull();
+    const before = generation();
+    expect((await s.raw('GET', list, { as: reader })).status).toBe(200);
+    expect(lastUsed()).not.toBeNull();
+    expect(generation()).toEqual(before);
+    await create({ title: 'A change every answer may show' });
+    expect(generation()).not.toEqual(before);
   });
 });
 

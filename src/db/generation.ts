@@ -10,16 +10,40 @@ export interface Generation {
   changes: number;
 }
 
-const readers = new WeakMap<Db, { version: () => number; changes: () => number }>();
+interface Readers {
+  version: () => number;
+  /** total_changes() less the rows of unseen writes. */
+  changes: () => number;
+  totalChanges: () => number;
+  unseen: number;
+}
 
-function readersOf(db: Db): { version: () => number; changes: () => number } {
+const readers = new WeakMap<Db, Readers>();
+
+function readersOf(db: Db): Readers {
   let r = readers.get(db);
   if (!r) {
     const version = db.prepare<[], number>('PRAGMA data_version').pluck();
     const changes = db.prepare<[], number>('SELECT total_changes()').pluck();
-    readers.set(db, (r = { version: () => version.get()!, changes: () => changes.get()! }));
+    const made: Readers = { version: () => version.get()!, changes: () => changes.get()! - made.unseen, totalChanges: () => changes.get()!, unseen: 0 };
+    readers.set(db, (r = made));
   }
   return r;
+}
+
+/**
+ * Runs a write on this connection that no answer and no credential check depends on (when an application password
+ * was last used), so it leaves this connection's generation as it was: bookkeeping does not retire every cached
+ * answer and remembered caller. Other processes still see it as a change (`data_version` cannot tell tables apart).
+ */
+export function unseenWrite<T>(db: Db, work: () => T): T {
+  const r = readersOf(db);
+  const before = r.totalChanges();
+  try {
+    return work();
+  } finally {
+    r.unseen += r.totalChanges() - before;
+  }
 }
 
 /** Reads the generation of a connection (one read lock). */

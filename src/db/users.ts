@@ -1,5 +1,6 @@
 import type { Role } from '../domain/capabilities.js';
 import type { Db } from './connection.js';
+import { unseenWrite } from './generation.js';
 
 export interface User {
   id: number;
@@ -123,7 +124,8 @@ export class UsersRepository {
     }).immediate();
   }
 
+  /** Records a password's use; no answer shows it, so it does not change the connection's generation. */
   touchPassword(uuid: string, at: string, ip: string | null): void {
-    this.stmts.touchPassword.run({ uuid, at, ip });
+    unseenWrite(this.db, () => this.stmts.touchPassword.run({ uuid, at, ip }));
   }
 }
