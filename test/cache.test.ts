@@ -5,8 +5,10 @@ import { basic, NS, TestServer } from './helpers/server.js';
 
 /** The response cache must never answer with anything a fresh computation would not. */
 let s: TestServer;
+const ALLOWED = ['https://calendar.example', 'https://club.example'];
 beforeAll(async () => {
-  s = await TestServer.start();
+  // debug: the log tells which answers the front gave
+  s = await TestServer.start({ logLevel: 'debug', corsOrigins: [...ALLOWED, ...Array.from({ length: 10 }, (_, i) => `https://site${i}.example`)] });
 });
 afterAll(() => s.close());
 
@@ -76,6 +78,12 @@ describe('what retires cached answers', () => {
 describe('the front answer (a cached GET answered before Koa)', () => {
   /** Every header line but the two that differ by nature between any two answers. */
   const replayable = (lines: [string, string][]) => lines.filter(([name]) => !/^(x-request-id|date)$/i.test(name));
+  /** Whether the front answer, not the pipeline, answered the request of this id (its log line says so). */
+  const frontAnswered = (requestId: string) => {
+    const line = s.logs.map((l) => JSON.parse(l) as { requestId?: string; front?: boolean }).find((l) => l.requestId === requestId);
+    expect(line, requestId).toBeDefined();
+    return line!.front === true;
+  };
 
   it('sends the very bytes and header lines, in order, that the full pipeline sent, with a request id of its own', async () => {
     const e = await create({ title: 'Replayed', categories: [] });
@@ -92,17 +100,65 @@ describe('the front answer (a cached GET answered before Koa)', () => {
     }
   });
 
-  it('leaves to the full pipeline every header that changes the answer', async () => {
+  it('replays each Origin and each outcome of a conditional request as the pipeline first answered it', async () => {
+    const e = await create({ title: 'Front variants' });
+    const path = `${NS}/events/${e.id}`;
+    const first = await s.http('GET', path);
+    const etag = first.headers.get('ETag')!;
+    const lastModified = first.headers.get('Last-Modified')!;
+    const before = new Date(Date.parse(lastModified) - 3_600_000).toUTCString();
+    const variants: [string, Record<string, string>, number][] = [
+      ['CORS', { Origin: ALLOWED[0]! }, 200],
+      ['another allowed origin', { Origin: ALLOWED[1]! }, 200],
+      ['an origin not allowed', { Origin: 'https://elsewhere.example' }, 200],
+      ['If-None-Match that matches', { 'If-None-Match': `"other", ${etag}` }, 304],
+      ['If-None-Match that does not', { 'If-None-Match': '"other"' }, 200],
+      ['If-None-Match that does not, If-Modified-Since that would', { 'If-None-Match': '"other"', 'If-Modified-Since': lastModified }, 200],
+      ['If-Modified-Since, unchanged', { 'If-Modified-Since': lastModified }, 304],
+      ['If-Modified-Since, changed since', { 'If-Modified-Since': before }, 200],
+      ['a browser revalidating', { Origin: ALLOWED[0]!, 'If-None-Match': etag, 'If-Modified-Since': lastModified }, 304],
+    ];
+    // what the pipeline has answered so far, by status and Origin: the first GET of each is its own
+    const seen = new Set(['200 ']);
+    for (const [what, headers, status] of variants) {
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push(await s.http('GET', path, headers));
+      const served = answers.map((a) => frontAnswered(a.headers.get('X-Request-Id')!));
+      const variant = `${status} ${headers.Origin ?? ''}`;
+      expect(served, what).toEqual([seen.has(variant), true, true]);
+      seen.add(variant);
+      for (const a of answers) {
+        expect(a.status, what).toBe(status);
+        expect(a.text, what).toBe(status === 304 ? '' : first.text);
+        expect(replayable(a.lines), what).toEqual(replayable(answers[0]!.lines));
+      }
+      const allowed = headers.Origin !== undefined && ALLOWED.includes(headers.Origin);
+      expect(answers[2]!.headers.get('Access-Control-Allow-Origin'), what).toBe(allowed ? headers.Origin : null);
+    }
+  });
+
+  it('keeps a few origins of an answer, and answers any other through the pipeline, just as right', async () => {
+    const e = await create({ title: 'Many origins' });
+    const path = `${NS}/events/${e.id}`;
+    await s.http('GET', path);
+    const fronted: boolean[] = [];
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 10; i++) {
+        const origin = `https://site${i}.example`;
+        const a = await s.http('GET', path, { Origin: origin });
+        expect(a.headers.get('Access-Control-Allow-Origin')).toBe(origin);
+        if (round === 1) fronted.push(frontAnswered(a.headers.get('X-Request-Id')!));
+      }
+    }
+    // the answer without Origin holds one of the eight places
+    expect(fronted).toEqual([...Array(7).fill(true), ...Array(3).fill(false)]);
+  });
+
+  it('leaves to the full pipeline another address for the site and a method override', async () => {
     const e = await create({ title: 'Front bypassed' });
     const path = `${NS}/events/${e.id}`;
     const first = await s.http('GET', path);
     await s.http('GET', path);
-    // CORS
-    const cors = await s.http('GET', path, { Origin: 'https://calendar.example' });
-    expect(cors.headers.get('Access-Control-Allow-Origin')).toBe('https://calendar.example');
-    // conditional requests
-    expect((await s.http('GET', path, { 'If-None-Match': first.headers.get('ETag')! })).status).toBe(304);
-    expect((await s.http('GET', path, { 'If-Modified-Since': first.headers.get('Last-Modified')! })).status).toBe(304);
     // another address for the site: links of its own
     const other = await s.http('GET', path, { Host: 'calendar.example:8080' });
     expect(other.body.url).toBe(first.body.url.replace(/^http:\/\/[^/]+/, 'http://calendar.example:8080'));

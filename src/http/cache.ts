@@ -23,10 +23,27 @@ export interface CachedAnswer {
   /** The language prefix of the answer's links (for the Link header), as the request resolved it. */
   linkPrefix: string;
   /**
-   * The header lines of the whole answer to a GET that sent none of the headers the response stage reads
-   * (alternating names and values, as the response stage set them; no request id): what the front answer replays.
+   * The header lines GETs of this answer were sent (alternating names and values, as the response stage set them; no
+   * request id), by `replayKey`: what the front answer replays. A few variants at most (`keepReplay`).
    */
-  wire?: string[];
+  replays?: Map<string, string[]>;
+}
+
+/** Header variants an answer keeps: the browsers of a few sites, not every Origin anyone sends. */
+const MAX_REPLAYS = 8;
+
+/**
+ * What shapes a GET's header lines beyond its cached answer: the status it got (the answer's, or 304 when a
+ * conditional request matched) and the `Origin` it sent ('' for none), which decides the CORS headers.
+ */
+export function replayKey(status: number, origin: string): string {
+  return `${status} ${origin}`;
+}
+
+/** Keeps the header lines a GET of `answer` was sent under `key`, unless kept already or the answer has enough. */
+export function keepReplay(answer: CachedAnswer, key: string, lines: () => string[]): void {
+  const replays = (answer.replays ??= new Map());
+  if (replays.size < MAX_REPLAYS && !replays.has(key)) replays.set(key, lines());
 }
 
 interface Entry {

@@ -19,15 +19,24 @@ function listedTags(header: string): { tag: string; weak: boolean }[] {
 }
 
 /** `If-None-Match` uses the weak comparison: the caller's copy is current when any listed tag names this answer. */
-export function noneMatchHits(header: string, tag: string): boolean {
+function noneMatchHits(header: string, tag: string): boolean {
   return listedTags(header).some((t) => t.tag === '*' || t.tag === tag);
 }
 
 /** `If-Modified-Since`: the record has not changed since the date the caller holds (second-grained HTTP dates). */
-export function notModifiedSince(header: string, lastModified: string): boolean {
+function notModifiedSince(header: string, lastModified: string): boolean {
   const since = Date.parse(header);
   const modified = Date.parse(lastModified);
   return Number.isFinite(since) && Number.isFinite(modified) && modified <= since;
+}
+
+/**
+ * Whether a read of an answer tagged `tag` gets 304: `If-None-Match` decides when sent, else `If-Modified-Since`
+ * against the answer's `Last-Modified` (absent headers are empty strings).
+ */
+export function notModified(ifNoneMatch: string, ifModifiedSince: string, tag: string, lastModified: string | undefined): boolean {
+  if (ifNoneMatch) return noneMatchHits(ifNoneMatch, tag);
+  return Boolean(ifModifiedSince && lastModified && notModifiedSince(ifModifiedSince, lastModified));
 }
 
 /** A `Y-m-d H:i:s` UTC time as an HTTP date (`Mon, 23 Nov 2026 10:15:00 GMT`). */

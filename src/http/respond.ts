@@ -2,8 +2,8 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import type { CachedAnswer } from './cache.js';
-import { entityTag, noneMatchHits, notModifiedSince } from './conditional.js';
+import { keepReplay, replayKey, type CachedAnswer } from './cache.js';
+import { entityTag, notModified } from './conditional.js';
 import { ApiError } from './errors.js';
 import type { RoutedRequest } from './route.js';
 import type { RequestState } from './state.js';
@@ -40,13 +40,12 @@ export function nextRequestId(): string {
 }
 
 /**
- * Whether a GET is answered the same way whatever its headers beyond the caller and the site: it sends none of the
- * headers the response stage reads (CORS and conditional requests) nor a method override. Its whole answer can then be
- * replayed from the cache (see front.ts).
+ * Whether a request is a GET whose answer depends on nothing but its URL, caller and site (the cache key), and on the
+ * request headers the response stage reads: `Origin` (CORS) and `If-None-Match` / `If-Modified-Since` (304). A method
+ * override makes it another method. Its whole answer can be replayed from the cache (see front.ts).
  */
-export function isPlainGet(method: string | undefined, headers: IncomingHttpHeaders): boolean {
-  return method === 'GET' && headers.origin === undefined && headers['if-none-match'] === undefined
-    && headers['if-modified-since'] === undefined && headers['x-http-method-override'] === undefined;
+export function isReplayableGet(method: string | undefined, headers: IncomingHttpHeaders): boolean {
+  return method === 'GET' && headers['x-http-method-override'] === undefined;
 }
 
 /** The headers set on a response so far, as alternating names (as set) and values. */
@@ -132,10 +131,7 @@ export function respond(config: Config, log: Logger): Middleware {
       // the tag of the exact bytes; an enveloped answer has its own
       const tag = headers.ETag ?? entityTag(bytes ?? '');
       ctx.set('ETag', tag);
-      const noneMatch = ctx.get('If-None-Match');
-      const modifiedSince = ctx.get('If-Modified-Since');
-      const lastModified = headers['Last-Modified'];
-      if (noneMatch ? noneMatchHits(noneMatch, tag) : Boolean(modifiedSince && lastModified && notModifiedSince(modifiedSince, lastModified))) {
+      if (notModified(ctx.get('If-None-Match'), ctx.get('If-Modified-Since'), tag, headers['Last-Modified'])) {
         status = 304;
         bytes = undefined;
       }
@@ -149,7 +145,9 @@ export function respond(config: Config, log: Logger): Middleware {
       ctx.set('Content-Type', contentType);
       ctx.body = bytes;
     }
-    if (kept && kept.wire === undefined && status === kept.status && routed?.method === 'GET' && isPlainGet(ctx.method, ctx.headers)) kept.wire = headerLines(ctx.res);
+    if (kept && (status === kept.status || status === 304) && routed?.method === 'GET' && isReplayableGet(ctx.method, ctx.headers)) {
+      keepReplay(kept, replayKey(status, origin), () => headerLines(ctx.res));
+    }
     ctx.set('X-Request-Id', requestId);
     log.debug('request', { requestId, method: ctx.method, path: ctx.path, status, user: ctx.state.user?.login, ms: Date.now() - started });
   };

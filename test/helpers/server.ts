@@ -30,6 +30,8 @@ export class TestServer {
     readonly config: Config,
     private readonly server: Server,
     private readonly dir: string,
+    /** The server's log lines (JSON), at the level asked for (`logLevel`; none by default). */
+    readonly logs: string[],
   ) {}
 
   static async start(overrides: Partial<Config> = {}): Promise<TestServer> {
@@ -37,12 +39,13 @@ export class TestServer {
     const config: Config = { ...loadConfig({}), dbPath: join(dir, 'almanac.sqlite'), port: 0, logLevel: 'silent', validateResponses: true, ...overrides };
     const db = openDatabase(config.dbPath);
     migrate(db);
-    const { listener, repos } = await createApp({ db, config, log: createLogger(config.logLevel) });
+    const logs: string[] = [];
+    const { listener, repos } = await createApp({ db, config, log: createLogger(config.logLevel, (line) => logs.push(line)) });
     await ensureBootstrapAdmin(repos.users, 'admin', 'bootstrap-secret');
     const server = createHttpServer(listener);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
-    return new TestServer(`http://127.0.0.1:${port}`, db, repos, config, server, dir);
+    return new TestServer(`http://127.0.0.1:${port}`, db, repos, config, server, dir, logs);
   }
 
   /** A new user with this role and a generated application password. */
