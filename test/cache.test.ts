@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generationOf } from '../src/db/generation.js';
+import { ResponseCache, replayKey } from '../src/http/cache.js';
 import { basic, NS, TestServer } from './helpers/server.js';
 
 /** The response cache must never answer with anything a fresh computation would not. */
@@ -152,6 +153,25 @@ describe('the front answer (a cached GET answered before Koa)', () => {
     }
     // the answer without Origin holds one of the eight places
     expect(fronted).toEqual([...Array(7).fill(true), ...Array(3).fill(false)]);
+  });
+
+  it('counts what the header lines of the variants take against the cache\'s bytes', () => {
+    const cache = new ResponseCache(s.db, 16_000);
+    const { version } = generationOf(s.db)();
+    const answer = (n: number) => ({ status: 200, bytes: Buffer.alloc(2000, n), headers: {}, linkPrefix: '' });
+    const moment = (cache.find('probe', version), cache.moment);
+    const first = cache.store('first', answer(1), false, moment)!;
+    cache.store('second', answer(2), false, moment);
+    const lines = (origin: string) => ['Access-Control-Allow-Origin', origin, 'X-Padding', 'x'.repeat(1000)];
+    for (let i = 0; i < 12; i++) cache.keepReplay('first', first, replayKey(200, `https://site${i}.example`), () => lines(`https://site${i}.example`));
+    expect(first.replays!.size).toBe(8);
+    expect(cache.find('first', version)).toBe(first);
+    // four answers of 2,000 bytes fit in 16,000; with its variants the first takes 11,000 or so, so the fourth pushes it out
+    cache.store('third', answer(3), false, moment);
+    cache.store('fourth', answer(4), false, moment);
+    expect(cache.find('first', version)).toBeUndefined();
+    expect(cache.find('second', version)).toBeDefined();
+    expect(cache.find('fourth', version)).toBeDefined();
   });
 
   it('leaves to the full pipeline another address for the site and a method override', async () => {

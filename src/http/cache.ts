@@ -24,7 +24,8 @@ export interface CachedAnswer {
   linkPrefix: string;
   /**
    * The header lines GETs of this answer were sent (alternating names and values, as the response stage set them; no
-   * request id), by `replayKey`: what the front answer replays. A few variants at most (`keepReplay`).
+   * request id), by `replayKey`: what the front answer replays. A few variants at most, counted in the cache's bytes
+   * (`ResponseCache.keepReplay`).
    */
   replays?: Map<string, string[]>;
 }
@@ -40,16 +41,15 @@ export function replayKey(status: number, origin: string): string {
   return `${status} ${origin}`;
 }
 
-/** Keeps the header lines a GET of `answer` was sent under `key`, unless kept already or the answer has enough. */
-export function keepReplay(answer: CachedAnswer, key: string, lines: () => string[]): void {
-  const replays = (answer.replays ??= new Map());
-  if (replays.size < MAX_REPLAYS && !replays.has(key)) replays.set(key, lines());
-}
+/** What a variant's header lines take in memory, roughly: their characters and a string's own overhead each. */
+const linesSize = (lines: string[]) => lines.reduce((n, line) => n + line.length + 32, 0);
 
 interface Entry {
   answer: CachedAnswer;
   /** The second a list answer was computed in (it is valid in that second only); -1 for other answers. */
   second: number;
+  /** Its bytes and its replays' header lines, as counted against ALMANAC_CACHE_MB. */
+  size: number;
 }
 
 /** The key of an answer: caller, site address and URL as sent (everything else it depends on is in the URL). */
@@ -126,16 +126,37 @@ export class ResponseCache {
     const replaced = this.entries.get(key);
     if (replaced) {
       this.entries.delete(key);
-      this.bytes -= replaced.answer.bytes.length;
+      this.bytes -= replaced.size;
     }
-    this.entries.set(key, { answer, second: list ? moment.second : -1 });
+    this.entries.set(key, { answer, second: list ? moment.second : -1, size: answer.bytes.length });
     this.bytes += answer.bytes.length;
+    this.trim();
+    return answer;
+  }
+
+  /**
+   * Keeps the header lines a GET of `answer` (kept under `key`) was sent, under `variant` (see `replayKey`), unless
+   * kept already, or the answer is no longer the one kept, or it has MAX_REPLAYS variants already.
+   */
+  keepReplay(key: string, answer: CachedAnswer, variant: string, lines: () => string[]): void {
+    const entry = this.entries.get(key);
+    if (entry?.answer !== answer) return;
+    const replays = (answer.replays ??= new Map());
+    if (replays.size >= MAX_REPLAYS || replays.has(variant)) return;
+    const kept = lines();
+    replays.set(variant, kept);
+    entry.size += linesSize(kept);
+    this.bytes += linesSize(kept);
+    this.trim();
+  }
+
+  /** Drops the oldest entries until the cache is within its bounds. */
+  private trim(): void {
     for (const [oldest, value] of this.entries) {
       if (this.entries.size <= MAX_ENTRIES && this.bytes <= this.maxBytes) break;
       this.entries.delete(oldest);
-      this.bytes -= value.answer.bytes.length;
+      this.bytes -= value.size;
     }
-    return answer;
   }
 
   /**
@@ -152,6 +173,7 @@ export class ResponseCache {
       const version = (ctx.state.dataVersion as number | undefined) ?? generation().version;
       const key = cacheKey(ctx.state.user as Caller | null, routed.site, ctx.url);
       const hit = this.find(key, version);
+      ctx.state.keepReplay = (answer: CachedAnswer, variant: string, lines: () => string[]) => this.keepReplay(key, answer, variant, lines);
       if (hit) {
         ctx.state.cached = hit;
         return;

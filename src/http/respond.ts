@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { keepReplay, replayKey, type CachedAnswer } from './cache.js';
+import { replayKey, type CachedAnswer } from './cache.js';
 import { entityTag, notModified } from './conditional.js';
 import { ApiError } from './errors.js';
 import type { RoutedRequest } from './route.js';
@@ -146,7 +146,8 @@ export function respond(config: Config, log: Logger): Middleware {
       ctx.body = bytes;
     }
     if (kept && (status === kept.status || status === 304) && routed?.method === 'GET' && isReplayableGet(ctx.method, ctx.headers)) {
-      keepReplay(kept, replayKey(status, origin), () => headerLines(ctx.res));
+      const keepReplay = ctx.state.keepReplay as ((answer: CachedAnswer, variant: string, lines: () => string[]) => void) | undefined;
+      keepReplay?.(kept, replayKey(status, origin), () => headerLines(ctx.res));
     }
     ctx.set('X-Request-Id', requestId);
     log.debug('request', { requestId, method: ctx.method, path: ctx.path, status, user: ctx.state.user?.login, ms: Date.now() - started });
