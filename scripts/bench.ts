@@ -43,7 +43,13 @@ const PROFILES = join(projectRoot, 'bench', 'profiles');
 const CLOCK_TICKS_PER_SECOND = 100; // Linux's USER_HZ, the unit of utime and stime in /proc/<pid>/stat
 
 interface LoadResult { requestsPerSecond: number; p50: number; p99: number; errors: number; requests: number; warmupRequests: number; generatorCpuShare: number }
-interface Scenario { name: string; paths: string[]; writeShare?: number; postPath?: string; authenticated?: boolean; read: boolean }
+interface Scenario {
+  name: string; paths: string[]; writeShare?: number; postPath?: string; authenticated?: boolean; read: boolean;
+  /** Request headers beyond the credentials. */
+  headers?: Record<string, string>;
+}
+/** What every request of a scenario sends: the dataset's credentials if it is authenticated, and its own headers. */
+const headersOf = (sc: Scenario, auth: Record<string, string>) => ({ ...(sc.authenticated ? auth : {}), ...sc.headers });
 /** One load run: what the generator saw, the server's peak RSS and its CPU time per request (µs). */
 interface Measured { result: LoadResult; rssMb: number; cpuUs: number }
 interface Row { scenario: string; almanac: LoadResult; baseline: LoadResult; ratio: number; rssMb: number; cpuUs: number; baselineCpuUs: number }
@@ -141,7 +147,7 @@ async function load(url: string, scenario: Scenario, headers: Record<string, str
  * scenario of many paths gets the time to touch them all).
  */
 async function warmUp(url: string, data: Dataset, scenarios = data.scenarios.filter((sc) => sc.read)): Promise<void> {
-  for (const sc of scenarios) await load(url, sc, sc.authenticated ? data.auth : {}, undefined, { duration: sc.paths.length > 1 ? 3 : 1, warmup: 0 });
+  for (const sc of scenarios) await load(url, sc, headersOf(sc, data.auth), undefined, { duration: sc.paths.length > 1 ? 3 : 1, warmup: 0 });
 }
 
 /** The run of median throughput. */
@@ -169,6 +175,7 @@ function prepare(events: number): Dataset {
   const scenarios: Scenario[] = [
     { name: 'GET /events/{id}', paths: sample.map((e) => `${NS}/events/${e.id}`), read: true },
     { name: 'GET /events/{id} (authenticated)', paths: sample.map((e) => `${NS}/events/${e.id}`), authenticated: true, read: true },
+    { name: 'GET /events/{id} (browser on another site)', paths: sample.map((e) => `${NS}/events/${e.id}`), headers: { Origin: 'https://calendar.example' }, read: true },
     { name: 'GET /events', paths: [`${NS}/events`], read: true },
     { name: 'GET /events?categories&dates', paths: [`${NS}/events?categories=${category}&start_date=${today}&end_date=${later}`], read: true },
     { name: 'GET /events?search', paths: [`${NS}/events?search=${RARE_WORD}`], read: true },
@@ -193,12 +200,12 @@ async function measure(data: Dataset): Promise<{ rows: Row[]; pair: { anonymous:
   for (const scenario of scenarios) {
     const probe = await fetch(almanac.url + scenario.paths[0], scenario.writeShare === 1
       ? { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ title: 'Probe', start_date: '2031-01-01 10:00', end_date: '2031-01-01 11:00' }) }
-      : { headers: scenario.authenticated ? auth : {} });
+      : { headers: headersOf(scenario, auth) });
     const size = (await probe.arrayBuffer()).byteLength;
     if (scenario === scenarios[0]) {
       for (let r = 0; r < rounds; r++) {
         for (const [kind, sc] of [['anonymous', scenarios[0]!], ['authenticated', scenarios[1]!]] as const) {
-          const m = await load(almanac.url, sc, sc.authenticated ? auth : {}, almanac.child.pid);
+          const m = await load(almanac.url, sc, headersOf(sc, auth), almanac.child.pid);
           pair[kind].push(m);
           report(sc.name, m, ` (round ${r + 1})`);
         }
@@ -210,7 +217,7 @@ async function measure(data: Dataset): Promise<{ rows: Row[]; pair: { anonymous:
       measured.push({ ...median(pair.authenticated), scenario, size });
       continue;
     }
-    const m = await load(almanac.url, scenario, scenario.authenticated ? auth : {}, almanac.child.pid);
+    const m = await load(almanac.url, scenario, headersOf(scenario, auth), almanac.child.pid);
     measured.push({ ...m, scenario, size });
     report(scenario.name, m);
   }
@@ -281,7 +288,7 @@ async function growth(): Promise<{ rows: GrowthRow[]; peakRssMb: number }> {
         for (let r = 0; r < GROWTH.rounds; r++) {
           for (const [k, data] of [small, large].entries()) {
             const sc = data.scenarios[i]!;
-            const m = await load(servers[k]!.url, sc, sc.authenticated ? data.auth : {}, servers[k]!.child.pid, timing);
+            const m = await load(servers[k]!.url, sc, headersOf(sc, data.auth), servers[k]!.child.pid, timing);
             runs[k]!.push(m);
             if (k === 1) peakRssMb = Math.max(peakRssMb, m.rssMb);
             report(`${sc.name} at ${data.events.toLocaleString('en')}`, m);
