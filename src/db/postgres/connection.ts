@@ -1,0 +1,72 @@
+import pg from 'pg';
+import { DatabaseUnavailable, StorageFull } from '../errors.js';
+
+/** What a pool or a checked-out client both offer: one statement, its rows. */
+export interface Queryable {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>>;
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+/**
+ * Rows as the repositories map them, the same on both engines: 64-bit integers (ids, counts) and numerics as
+ * numbers (every id and count fits in 2^53), everything else as node-postgres reads it.
+ */
+const TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if (oid === pg.types.builtins.INT8 || oid === pg.types.builtins.NUMERIC) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format as 'text');
+  }) as typeof pg.types.getTypeParser,
+};
+
+export interface PoolOptions {
+  /** Connections this process may hold (ALMANAC_DB_POOL). Nodes × workers × this must stay under max_connections. */
+  max: number;
+  /** How long a request waits for a connection before it is answered 503. */
+  connectTimeoutMs?: number;
+  /** The longest any one statement may run before PostgreSQL cancels it (a request never hangs). */
+  statementTimeoutMs?: number;
+}
+
+/**
+ * A pool of connections to the database of `url`. Connections that break (a restarted server, a network fault) are
+ * dropped and replaced on the next checkout; the pool itself never crashes the process.
+ */
+export function openPool(url: string, options: PoolOptions, onError: (err: Error) => void): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: options.statementTimeoutMs ?? 30_000,
+    idle_in_transaction_session_timeout: 60_000,
+    application_name: 'almanac',
+    types: TYPES,
+  });
+  // an idle connection that breaks emits here; without a listener Node would end the process
+  pool.on('error', onError);
+  return pool;
+}
+
+/** SQLSTATE classes and codes that mean "the database, not the request": connection lost, shutting down, overloaded. */
+const UNAVAILABLE = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006', '08007', '08P01', '57014']);
+const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** Errors a transaction may simply run again for: serialisation failures and deadlocks. */
+export function isRetryable(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === '40001' || code === '40P01';
+}
+
+/** The engine-neutral error for a driver error, or the error itself when the request caused it. */
+export function classify(err: unknown): unknown {
+  if (err instanceof DatabaseUnavailable || err instanceof StorageFull) return err;
+  const e = err as { code?: string; message?: string } | null;
+  const code = e?.code ?? '';
+  if (code === '53100') return new StorageFull(undefined, { cause: err });
+  if (UNAVAILABLE.has(code) || NETWORK.has(code)) return new DatabaseUnavailable(undefined, 2, { cause: err });
+  const message = e?.message ?? '';
+  if (/Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|not queryable/i.test(message)) {
+    return new DatabaseUnavailable(undefined, 2, { cause: err });
+  }
+  return err;
+}

@@ -1,0 +1,116 @@
+import type pg from 'pg';
+import { DatabaseUnavailable } from '../errors.js';
+import { classify } from './connection.js';
+
+/** The key of the transaction lock every write of every node takes: writes are serialised, as on SQLite. */
+export const WRITE_LOCK = 7_236_512_841;
+
+/** What the writes of one batch share: the database's clock once the write lock is held (Unix ms). */
+export interface BatchContext {
+  nowMs: number;
+}
+
+interface Pending {
+  work: (client: pg.PoolClient, context: BatchContext) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (reason: unknown) => void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/**
+ * Group commit for PostgreSQL, as the SQLite engine has it: the writes that arrive while the previous batch is being
+ * committed share the next transaction, each in a savepoint of its own (a failing write is rolled back alone, and
+ * every write sees the ones before it). The transaction takes one advisory lock that every node's writes take, so
+ * writes are serialised across nodes: commit order is the order in which writes ran, which keeps the change log's
+ * sequence, modification times and `If-Match` checks exact. Nothing is acknowledged before COMMIT has returned
+ * (`synchronous_commit` on: then it is durable).
+ *
+ * A batch costs two round trips beyond its writes' own statements: BEGIN with the lock and the clock, and `finish`
+ * (the change log row, statements without parameters) with COMMIT. A batch of one write needs no savepoint.
+ */
+export class PostgresGroupCommit {
+  private queue: Pending[] = [];
+  private running = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    /** SQL run just before COMMIT when at least one write of the batch succeeded (no parameters). */
+    private readonly finish: (succeeded: number) => string,
+  ) {}
+
+  run<T>(work: (client: pg.PoolClient, context: BatchContext) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.running) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        // let every request read meanwhile join this batch
+        await new Promise((resolve) => setImmediate(resolve));
+        const batch = this.queue;
+        this.queue = [];
+        await this.commit(batch);
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async commit(batch: Pending[]): Promise<void> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      for (const pending of batch) pending.reject(classify(err));
+      return;
+    }
+    const outcomes: Outcome[] = [];
+    let broken: unknown = null;
+    const alone = batch.length === 1;
+    try {
+      // one round trip: a simple query of three statements, the last one's row is the batch's clock
+      const started = (await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK}); SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms`)) as unknown as pg.QueryResult<{ now_ms: number }>[];
+      const context: BatchContext = { nowMs: Number(started[2]!.rows[0]!.now_ms) };
+      for (const pending of batch) {
+        if (!alone) await client.query('SAVEPOINT unit');
+        try {
+          const value = await pending.work(client, context);
+          if (!alone) await client.query('RELEASE SAVEPOINT unit');
+          outcomes.push({ ok: true, value });
+        } catch (error) {
+          const classified = classify(error);
+          // a lost connection or a full disk ends the whole batch; anything else is this write's own fault
+          if (classified !== error) throw classified;
+          await client.query(alone ? 'ROLLBACK' : 'ROLLBACK TO SAVEPOINT unit');
+          outcomes.push({ ok: false, error });
+        }
+      }
+      const succeeded = outcomes.filter((o) => o.ok).length;
+      if (succeeded > 0) await client.query(`${this.finish(succeeded)}; COMMIT`);
+      else if (!alone) await client.query('ROLLBACK');
+    } catch (error) {
+      broken = classify(error);
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        // the connection is gone: PostgreSQL rolls the transaction back itself
+      }
+    } finally {
+      client.release(broken !== null && broken instanceof DatabaseUnavailable ? (broken as Error) : undefined);
+    }
+    if (broken !== null) {
+      for (const pending of batch) pending.reject(broken);
+      return;
+    }
+    batch.forEach((pending, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) pending.resolve(outcome.value);
+      else pending.reject(outcome.error);
+    });
+  }
+}

@@ -1,0 +1,18 @@
+-- Event lists filter by language and status and order by start: copies of those post columns on `events` let one
+-- index answer a page and its count without touching `posts` row by row (as migration 0002 of the SQLite engine).
+-- The posts repository writes both.
+ALTER TABLE events ADD COLUMN lang text NOT NULL DEFAULT 'en' CHECK (lang IN ('en', 'fr', 'de'));
+ALTER TABLE events ADD COLUMN status text NOT NULL DEFAULT 'draft' CHECK (status IN ('publish', 'future', 'draft', 'pending', 'private', 'trash'));
+ALTER TABLE events ADD COLUMN date_utc text COLLATE "C" NOT NULL DEFAULT '';
+ALTER TABLE events ADD COLUMN author_id bigint;
+
+UPDATE events e SET lang = p.lang, status = p.status, date_utc = p.date_utc, author_id = p.author_id
+FROM posts p WHERE p.id = e.post_id;
+
+-- Index order = list order (start, then publication date, then id), so a page is read straight off the index.
+CREATE INDEX events_listing ON events (lang, hide_from_listings, start_local, date_utc, end_local, status, author_id);
+
+DROP INDEX events_by_start;
+DROP INDEX events_by_end;
+DROP INDEX posts_by_type_date;
+CREATE INDEX posts_linked_listing ON posts (type, lang, status, date_utc, id) WHERE type <> 'event';
