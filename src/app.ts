@@ -1,13 +1,7 @@
 import type { RequestListener } from 'node:http';
 import Koa from 'koa';
 import type { Config } from './config.js';
-import { AuthFailuresRepository } from './db/authFailures.js';
-import type { Db } from './db/connection.js';
-import { generationOf } from './db/generation.js';
-import { MediaRepository } from './db/media.js';
-import { PostsRepository } from './db/posts.js';
-import { TermsRepository } from './db/terms.js';
-import { UsersRepository } from './db/users.js';
+import type { Engine } from './db/engine.js';
 import { CredentialVerifier } from './domain/passwords.js';
 import { discoveryHandlers } from './handlers/discovery.js';
 import { docsHandlers } from './handlers/docs.js';
@@ -26,67 +20,62 @@ import type { Handlers } from './http/operation.js';
 import { respond } from './http/respond.js';
 import { resolveRoute } from './http/route.js';
 import type { Logger } from './log.js';
-
-export interface Repositories {
-  users: UsersRepository;
-  terms: TermsRepository;
-  posts: PostsRepository;
-  media: MediaRepository;
-}
-
-export function createRepositories(db: Db): Repositories {
-  return { users: new UsersRepository(db), terms: new TermsRepository(db), posts: new PostsRepository(db), media: new MediaRepository(db) };
-}
+import { PostUnits } from './services/posts.js';
 
 export interface App {
   koa: Koa;
   backend: Backend;
-  repos: Repositories;
   /** What the HTTP server calls: the front answer from the response cache (front.ts), else Koa. */
   listener: RequestListener;
 }
 
-/** The Koa application over an open, migrated database (no listen). Middleware runs in the order below. */
-export async function createApp({ db, config, log }: { db: Db; config: Config; log: Logger }): Promise<App> {
-  const repos = createRepositories(db);
+/** The Koa application over an engine with a migrated database (no listen). Middleware runs in the order below. */
+export async function createApp({ engine, config, log }: { engine: Engine; config: Config; log: Logger }): Promise<App> {
+  const posts = new PostUnits(engine, config);
   const handlers = {
     ...discoveryHandlers(config),
     ...docsHandlers(),
-    ...healthHandlers(db),
-    ...categoryHandlers(repos),
-    ...tagHandlers(repos),
-    ...eventHandlers({ ...repos, config }),
-    ...venueHandlers({ ...repos, config }),
-    ...organizerHandlers({ ...repos, config }),
-    ...listHandlers({ ...repos, config }),
+    ...healthHandlers(engine),
+    ...categoryHandlers(engine),
+    ...tagHandlers(engine),
+    ...eventHandlers(posts),
+    ...venueHandlers(posts),
+    ...organizerHandlers(posts),
+    ...listHandlers(engine, config),
   } satisfies Handlers;
-  const reading = db.transaction((work: () => unknown) => work());
   const backend = await createBackend(handlers, {
     validateResponses: config.validateResponses,
-    readTransaction: (work) => reading.deferred(work) as ReturnType<typeof work>,
-    exists: (kind, value, state) => {
-      if (kind === 'category' || kind === 'tag') return repos.terms.findById(Number(value))?.taxonomy === kind;
-      const id = typeof value === 'number' ? value : repos.posts.resolveSlug(kind, value, state.lang);
-      return id !== null && repos.posts.typeOf(id) === kind;
-    },
+    exists: (kind, value, state) => engine.read(async (repos) => {
+      if (kind === 'category' || kind === 'tag') return (await repos.terms.findById(Number(value)))?.taxonomy === kind;
+      const id = typeof value === 'number' ? value : await repos.posts.resolveSlug(kind, value, state.lang);
+      return id !== null && (await repos.posts.typeOf(id)) === kind;
+    }),
   });
 
-  const verifier = new CredentialVerifier(repos.users);
+  const verifier = new CredentialVerifier(engine);
   const settled = new SettledCallers(verifier);
-  const generation = generationOf(db);
-  const cache = config.cacheBytes > 0 ? new ResponseCache(db, config.cacheBytes) : null;
+  const cache = config.cacheBytes > 0 ? new ResponseCache(config.cacheBytes) : null;
 
   const koa = new Koa({ proxy: config.trustProxy });
   koa.use(respond(config, log)); // errors → WordPress shape, common headers, _fields, _envelope, JSON
   koa.use(resolveRoute(backend, config)); // rest_route, /de /fr, _method, route match, query normalisation
   koa.use(readBody(config.bodyLimitBytes)); // JSON and form bodies, size limit
-  const lockout = { failures: new AuthFailuresRepository(db), maxFailures: config.authMaxFailures, lockSeconds: config.authLockSeconds };
-  koa.use(authenticate(verifier, lockout, { trustProxy: config.trustProxy, settled, generation })); // application passwords, lock-out
-  if (cache) koa.use(cache.middleware(db)); // serialised GET answers, exactly invalidated by any write
+  const lockout = { maxFailures: config.authMaxFailures, lockSeconds: config.authLockSeconds };
+  koa.use(authenticate(engine, verifier, lockout, { trustProxy: config.trustProxy, settled })); // application passwords, lock-out
+  if (cache) koa.use(cache.middleware(engine)); // serialised GET answers, exactly invalidated by any write
   koa.use(dispatch(backend)); // OPTIONS, openapi-backend: validate, check capabilities, typed handler
 
   const throughKoa = koa.callback();
-  const front = cache ? frontAnswer({ cache, settled, generation, config, log }) : null;
-  const listener: RequestListener = front ? (req, res) => front(req, res) || throughKoa(req, res) : throughKoa;
-  return { koa, backend, repos, listener };
+  const front = cache ? frontAnswer({ cache, settled, engine, config, log }) : null;
+  const listener: RequestListener = front
+    ? (req, res) => {
+      const answered = front(req, res);
+      if (answered === true) return;
+      if (answered === false) return void throughKoa(req, res);
+      void answered.then((done) => {
+        if (!done) void throughKoa(req, res);
+      });
+    }
+    : throughKoa;
+  return { koa, backend, listener };
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { ConfigError } from './config.js';
-import { MigrationError } from './db/migrate.js';
+import { MigrationError } from './db/migrations.js';
 import { run, UsageError } from './commands.js';
 import { ImportError } from './import/source.js';
 

@@ -4,12 +4,13 @@ import { loadConfig } from './config.js';
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { openDatabase, openInMemory, openReadOnly, type Db } from './db/connection.js';
-import { loadMigrations, migrate } from './db/migrate.js';
-import { PostsRepository } from './db/posts.js';
+import type { Engine, UsersRepository } from './db/engine.js';
+import { loadMigrations } from './db/migrations.js';
+import { describeDatabase, openEngine } from './db/open.js';
+import type { User } from './db/records.js';
 import { seed } from './db/seed.js';
-import { TermsRepository } from './db/terms.js';
-import { UsersRepository, type User } from './db/users.js';
+import { SqliteEngine } from './db/sqlite/engine.js';
+import { sqliteMigrationsDir } from './db/sqlite/migrate.js';
 import { isRole, ROLES, type Role } from './domain/capabilities.js';
 import { parseDateInput, toWire } from './domain/dates.js';
 import { addGeneratedPassword } from './domain/passwords.js';
@@ -40,20 +41,22 @@ const USAGE = `usage: almanac <command>
                                           copy a site running The Events Calendar (or another Almanac) through its
                                           ${NAMESPACE} API, keeping ids; safe to repeat
 
-The database is ALMANAC_DB (default ./data/almanac.sqlite).`;
+The database is ALMANAC_DATABASE_URL (PostgreSQL) when set, else the SQLite file ALMANAC_DB (default
+./data/almanac.sqlite).`;
 
 /** A command used wrongly: printed without a stack, exit status 2. */
 export class UsageError extends Error {}
 
-function open(): Db {
-  const db = openDatabase(loadConfig().dbPath);
-  try {
-    migrate(db);
-  } catch (err) {
-    db.close();
-    throw err;
-  }
-  return db;
+function open(): Promise<Engine> {
+  return openEngine(loadConfig());
+}
+
+/** `backup` and `restore` copy SQLite files; a PostgreSQL database has its own tools for that. */
+function sqliteOnly(command: string): void {
+  const config = loadConfig();
+  if (!config.databaseUrl) return;
+  const tool = command === 'backup' ? 'pg_dump (e.g. pg_dump --format=custom --file=almanac.dump "$ALMANAC_DATABASE_URL")' : 'pg_restore (e.g. pg_restore --clean --dbname="$ALMANAC_DATABASE_URL" almanac.dump)';
+  throw new UsageError(`${command} copies the SQLite file of ALMANAC_DB; the database here is PostgreSQL (${describeDatabase(config)}): use ${tool}`);
 }
 
 function role(value: string | undefined): Role {
@@ -87,24 +90,20 @@ function sinceTime(text: string | undefined): string | null {
   return toWire(parsed.value.toUTC());
 }
 
-/** The database a dry run reads: the file read-only, a migrated copy when its schema is older, or an empty one. */
-function dryRunDatabase(path: string): Db {
-  if (!existsSync(path)) {
-    const db = openInMemory();
-    migrate(db);
-    return db;
-  }
-  const disk = openReadOnly(path);
-  if ((disk.pragma('user_version', { simple: true }) as number) >= loadMigrations().length) return disk;
-  const copy = openInMemory(disk.serialize());
-  disk.close();
-  migrate(copy);
-  return copy;
+/**
+ * The engine a dry run reads, which writes nothing: for SQLite a migrated copy in memory of the file (or an empty
+ * database when there is none); PostgreSQL is only read (a dry run decides on reads and writes nothing), so its
+ * schema must be current.
+ */
+async function dryRunEngine(): Promise<Engine> {
+  const config = loadConfig();
+  if (!config.databaseUrl) return SqliteEngine.copyOf(config.dbPath);
+  return openEngine(config);
 }
 
-function userNamed(users: UsersRepository, login: string | undefined): User {
+async function userNamed(users: UsersRepository, login: string | undefined): Promise<User> {
   if (!login) throw new UsageError('a login is required');
-  const user = users.findByLoginOrEmail(login);
+  const user = await users.findByLoginOrEmail(login);
   if (!user) throw new UsageError(`no user "${login}"`);
   return user;
 }
@@ -129,30 +128,28 @@ export async function run(argv: string[], out: (line: string) => void = console.
     return;
   }
   if (command === 'migrate') {
-    const db = openDatabase(loadConfig().dbPath);
-    try {
-      const applied = migrate(db);
-      out(applied.length ? `migrated to version ${applied.at(-1)}` : 'already up to date');
-    } finally {
-      db.close();
-    }
+    const engine = await open();
+    await engine.close();
+    out(engine.applied.length ? `migrated to version ${engine.applied.at(-1)}` : 'already up to date');
     return;
   }
   if (command === 'backup') {
     if (!sub) throw new UsageError('backup <file>: the file to write is required');
-    const db = open();
+    sqliteOnly('backup');
+    const engine = (await open()) as SqliteEngine;
     try {
-      const { totalPages } = await db.backup(sub);
+      const { totalPages } = await engine.database.backup(sub);
       out(`backed up ${loadConfig().dbPath} to ${sub} (${totalPages} pages)`);
     } finally {
-      db.close();
+      await engine.close();
     }
     return;
   }
   if (command === 'restore') {
     if (!sub) throw new UsageError('restore <file>: the backup to restore is required');
+    sqliteOnly('restore');
     if (!existsSync(sub)) throw new UsageError(`no file ${sub}`);
-    let source: Db;
+    let source: Database.Database;
     try {
       source = new Database(sub, { readonly: true, fileMustExist: true });
       const check = source.pragma('integrity_check', { simple: true });
@@ -162,7 +159,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
     }
     try {
       const version = source.pragma('user_version', { simple: true }) as number;
-      if (version > loadMigrations().length) throw new UsageError(`${sub} is at schema version ${version}, newer than this Almanac`);
+      if (version > loadMigrations(sqliteMigrationsDir).length) throw new UsageError(`${sub} is at schema version ${version}, newer than this Almanac`);
       const target = loadConfig().dbPath;
       mkdirSync(dirname(target), { recursive: true });
       // SQLite's backup API writes the target page by page under its locks, so readers see the old or the new data
@@ -170,8 +167,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
     } finally {
       source.close();
     }
-    const db = open();
-    db.close();
+    await (await open()).close();
     out(`restored ${loadConfig().dbPath} from ${sub}`);
     return;
   }
@@ -187,65 +183,78 @@ export async function run(argv: string[], out: (line: string) => void = console.
     // the source is checked before the database is opened: when it is unreachable, not the plugin's API or refuses
     // the credentials, nothing is written
     const info = await source.describe();
-    const db = dryRun ? dryRunDatabase(config.dbPath) : open();
+    const engine = dryRun ? await dryRunEngine() : await open();
     try {
-      const report = await importSite(db, source, info, {
+      const report = await importSite(engine, source, info, {
         since, dryRun, siteTimezone: config.siteTimezone, authenticated: auth !== null, progress: (label, total) => progressBar(label, total),
       });
       for (const line of reportLines(report, { from, since, dryRun, seconds: (performance.now() - started) / 1000 })) out(line);
     } finally {
-      db.close();
+      await engine.close();
     }
     return;
   }
-  const db = open();
+  const engine = await open();
   try {
-    const users = new UsersRepository(db);
     const key = `${command} ${sub ?? ''}`.trim();
+    const inWrite = <T>(work: (users: UsersRepository) => Promise<T>) => engine.write((unit) => work(unit.users));
     switch (key) {
       case 'user add': {
         const login = rest[0];
         if (!login || !/^[A-Za-z0-9._@-]{1,60}$/.test(login)) throw new UsageError('a login of letters, digits, . _ @ - (at most 60) is required');
-        if (users.findByLoginOrEmail(login)) throw new UsageError(`a user "${login}" already exists`);
-        if (values.email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(values.email)) throw new UsageError(`"${values.email}" is not an e-mail address`);
-        if (values.email && users.findByLoginOrEmail(values.email)) throw new UsageError(`the e-mail address "${values.email}" is taken`);
-        const user = users.create({ login, email: values.email ?? null, role: values.role ? role(values.role) : 'subscriber' });
+        const email = values.email;
+        if (email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(email)) throw new UsageError(`"${email}" is not an e-mail address`);
+        const user = await inWrite(async (users) => {
+          if (await users.findByLoginOrEmail(login)) throw new UsageError(`a user "${login}" already exists`);
+          if (email && (await users.findByLoginOrEmail(email))) throw new UsageError(`the e-mail address "${email}" is taken`);
+          return users.create({ login, email: email ?? null, role: values.role ? role(values.role) : 'subscriber' });
+        });
         out(`user ${user.login} (id ${user.id}, ${user.role}) added`);
         return;
       }
       case 'user list':
-        for (const u of users.list()) out(`${u.id}\t${u.login}\t${u.role}\t${u.email ?? ''}`);
+        for (const u of await engine.read((repos) => repos.users.list())) out(`${u.id}\t${u.login}\t${u.role}\t${u.email ?? ''}`);
         return;
       case 'user set-role': {
-        const user = userNamed(users, rest[0]);
-        users.setRole(user.id, role(rest[1]));
-        out(`user ${user.login} is now ${rest[1]}`);
+        const wanted = role(rest[1]);
+        const user = await inWrite(async (users) => {
+          const user = await userNamed(users, rest[0]);
+          await users.setRole(user.id, wanted);
+          return user;
+        });
+        out(`user ${user.login} is now ${wanted}`);
         return;
       }
       case 'user remove': {
-        const user = userNamed(users, rest[0]);
-        if (!values.reassign) throw new UsageError('--reassign <login> is required: their records need a new author');
-        const heir = userNamed(users, values.reassign);
-        if (heir.id === user.id) throw new UsageError('a user cannot inherit their own records');
-        users.remove(user.id, heir.id);
+        const heirLogin = values.reassign;
+        if (!heirLogin) throw new UsageError('--reassign <login> is required: their records need a new author');
+        const [user, heir] = await inWrite(async (users) => {
+          const user = await userNamed(users, rest[0]);
+          const heir = await userNamed(users, heirLogin);
+          if (heir.id === user.id) throw new UsageError('a user cannot inherit their own records');
+          await users.remove(user.id, heir.id);
+          return [user, heir];
+        });
         out(`user ${user.login} removed; records reassigned to ${heir.login}`);
         return;
       }
       case 'app-password add': {
-        const user = userNamed(users, rest[0]);
-        out(addGeneratedPassword(users, user.id, values.name ?? 'almanac cli').display);
+        out((await inWrite(async (users) => addGeneratedPassword(users, (await userNamed(users, rest[0])).id, values.name ?? 'almanac cli'))).display);
         return;
       }
       case 'app-password list': {
-        const user = userNamed(users, rest[0]);
-        for (const p of users.passwordsOf(user.id)) out(`${p.uuid}\t${p.name}\tcreated ${p.createdUtc}\tlast used ${p.lastUsedUtc ?? 'never'}`);
+        const passwords = await engine.read(async (repos) => repos.users.passwordsOf((await userNamed(repos.users, rest[0])).id));
+        for (const p of passwords) out(`${p.uuid}\t${p.name}\tcreated ${p.createdUtc}\tlast used ${p.lastUsedUtc ?? 'never'}`);
         return;
       }
       case 'app-password revoke': {
-        const user = userNamed(users, rest[0]);
-        if (!rest[1]) throw new UsageError('the uuid of the password is required (see app-password list)');
-        if (!users.revokePassword(user.id, rest[1])) throw new UsageError(`${user.login} has no application password ${rest[1]}`);
-        out(`revoked ${rest[1]}`);
+        const uuid = rest[1];
+        if (!uuid) throw new UsageError('the uuid of the password is required (see app-password list)');
+        await inWrite(async (users) => {
+          const user = await userNamed(users, rest[0]);
+          if (!(await users.revokePassword(user.id, uuid))) throw new UsageError(`${user.login} has no application password ${uuid}`);
+        });
+        out(`revoked ${uuid}`);
         return;
       }
       case 'seed': {
@@ -260,7 +269,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
           seeded = done;
           if (done === count) bar.done();
         };
-        const result = seed(db, { posts: new PostsRepository(db), terms: new TermsRepository(db), users }, { events: count, seed: seedValue, onProgress: progress });
+        const result = await seed(engine, { events: count, seed: seedValue, onProgress: progress });
         out(`seeded ${result.events} events, ${result.venues} venues, ${result.organizers} organizers, ${result.categories} categories, ${result.tags} tags in ${result.seconds.toFixed(1)} s (${Math.round(result.events / result.seconds)} events/s)`);
         return;
       }
@@ -269,8 +278,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
         if (!m) throw new UsageError('--older-than N followed by d (days), h (hours) or w (weeks) is required, e.g. 30d');
         const hours = Number(m[1]) * { h: 1, d: 24, w: 168 }[m[2] as 'h' | 'd' | 'w'];
         const cutoff = new Date(Date.now() - hours * 3_600_000).toISOString().slice(0, 19).replace('T', ' ');
-        // a trashed record's modification time is when it was trashed; links and term counts follow (cascades, triggers)
-        const { changes } = db.prepare(`DELETE FROM posts WHERE status = 'trash' AND modified_utc < ?`).run(cutoff);
+        const changes = await engine.write((unit) => unit.posts.purgeTrash(cutoff));
         out(`purged ${changes} record${changes === 1 ? '' : 's'} trashed before ${cutoff} UTC`);
         return;
       }
@@ -278,6 +286,6 @@ export async function run(argv: string[], out: (line: string) => void = console.
         throw new UsageError(`unknown command "${key}"\n\n${USAGE}`);
     }
   } finally {
-    db.close();
+    await engine.close();
   }
 }

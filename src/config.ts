@@ -6,6 +6,12 @@ export interface Config {
   port: number;
   host: string;
   dbPath: string;
+  /** `postgres://…` selects the PostgreSQL engine (ALMANAC_DATABASE_URL); null: SQLite at `dbPath`. */
+  databaseUrl: string | null;
+  /** Connections each process may hold to PostgreSQL (ALMANAC_DB_POOL). */
+  dbPool: number;
+  /** Worker threads each SQLite process runs costly reads in (ALMANAC_READ_THREADS; 0: on the event loop). */
+  readThreads: number;
   /** Site timezone as given: an IANA id or `UTC±N`. */
   siteTimezone: string;
   /** Site URL for absolute links, without a trailing slash; null → from the request's Host header. */
@@ -76,6 +82,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`ALMANAC_LOG_LEVEL must be debug, info, warn, error or silent, not "${logLevel}"`);
   }
 
+  const databaseUrl = env.ALMANAC_DATABASE_URL || null;
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('ALMANAC_DATABASE_URL must be a PostgreSQL URL such as postgres://user:password@host:5432/almanac');
+  }
+
   const cors = (env.ALMANAC_CORS_ORIGINS ?? '*').trim();
   const adminUser = env.ALMANAC_ADMIN_USER || null;
   const adminPassword = env.ALMANAC_ADMIN_PASSWORD || null;
@@ -87,6 +98,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: env.HOST || '127.0.0.1',
     dbPath: env.ALMANAC_DB || './data/almanac.sqlite',
+    databaseUrl,
+    dbPool: integer(env, 'ALMANAC_DB_POOL', 10, 1, 1000),
+    readThreads: integer(env, 'ALMANAC_READ_THREADS', 2, 0, 64),
     siteTimezone: timezone,
     publicUrl,
     trustProxy: env.ALMANAC_TRUST_PROXY === '1',

@@ -1,8 +1,8 @@
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { ConfigError, loadConfig } from './config.js';
-import { openDatabase } from './db/connection.js';
-import { MigrationError } from './db/migrate.js';
+import { MigrationError } from './db/migrations.js';
+import { openEngine } from './db/open.js';
 import { prepareDatabase, serve } from './server.js';
 import { createLogger } from './log.js';
 
@@ -46,10 +46,7 @@ try {
       // reads; once all are gone, this is the last connection and the log is emptied for certain
       let alive = Object.keys(cluster.workers ?? {}).length;
       const finish = () => {
-        const db = openDatabase(config.dbPath);
-        db.pragma('wal_checkpoint(TRUNCATE)');
-        db.close();
-        process.exit(0);
+        void openEngine(config).then((engine) => engine.close()).finally(() => process.exit(0));
       };
       if (alive === 0) finish();
       cluster.on('exit', () => {

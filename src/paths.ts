@@ -15,4 +15,3 @@ function findProjectRoot(): string {
 
 export const projectRoot = findProjectRoot();
 export const specPath = join(projectRoot, 'spec', 'openapi.yaml');
-export const migrationsDir = join(projectRoot, 'src', 'db', 'migrations');

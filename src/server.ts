@@ -1,9 +1,8 @@
 import { createServer, STATUS_CODES, type RequestListener, type Server } from 'node:http';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
-import { openDatabase } from './db/connection.js';
-import { migrate } from './db/migrate.js';
-import { UsersRepository } from './db/users.js';
+import type { Engine } from './db/engine.js';
+import { describeDatabase, openEngine } from './db/open.js';
 import { ensureBootstrapAdmin } from './domain/passwords.js';
 import { createLogger, type Logger } from './log.js';
 
@@ -26,25 +25,34 @@ export function createHttpServer(listener: RequestListener): Server {
 
 /** Migrates the database and ensures the bootstrap administrator (once, before any worker serves). */
 export async function prepareDatabase(config: Config, log: Logger): Promise<void> {
-  const db = openDatabase(config.dbPath);
+  const engine = await openMigrated(config, log);
   try {
-    const applied = migrate(db);
-    if (applied.length > 0) log.info('database migrated', { db: config.dbPath, versions: applied });
-    if (config.adminUser && config.adminPassword) {
-      const outcome = await ensureBootstrapAdmin(new UsersRepository(db), config.adminUser, config.adminPassword);
-      if (outcome !== 'unchanged') log.info('bootstrap administrator ' + outcome, { login: config.adminUser });
-    }
+    await bootstrap(engine, config, log);
   } finally {
-    db.close();
+    await engine.close();
+  }
+}
+
+/** The configured engine, its database migrated (and the migrations applied logged). */
+async function openMigrated(config: Config, log: Logger): Promise<Engine> {
+  const engine = await openEngine(config);
+  if (engine.applied.length > 0) log.info('database migrated', { db: describeDatabase(config), versions: engine.applied });
+  return engine;
+}
+
+async function bootstrap(engine: Engine, config: Config, log: Logger): Promise<void> {
+  if (config.adminUser && config.adminPassword) {
+    const outcome = await ensureBootstrapAdmin(engine, config.adminUser, config.adminPassword);
+    if (outcome !== 'unchanged') log.info('bootstrap administrator ' + outcome, { login: config.adminUser });
   }
 }
 
 /** Serves Almanac on the configured address; stops cleanly on SIGTERM/SIGINT (requests in flight finish first). */
 export async function serve(config: Config, options: { prepared?: boolean } = {}): Promise<Server> {
   const log = createLogger(config.logLevel);
-  if (!options.prepared) await prepareDatabase(config, log);
-  const db = openDatabase(config.dbPath);
-  const { listener } = await createApp({ db, config, log });
+  const engine = await openMigrated(config, log);
+  if (!options.prepared) await bootstrap(engine, config, log);
+  const { listener } = await createApp({ engine, config, log });
   const server = createHttpServer(listener);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
@@ -53,7 +61,7 @@ export async function serve(config: Config, options: { prepared?: boolean } = {}
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  log.info('almanac listening', { url: `http://${config.host}:${port}/wp-json/tribe/events/v1`, db: config.dbPath });
+  log.info('almanac listening', { url: `http://${config.host}:${port}/wp-json/tribe/events/v1`, db: describeDatabase(config), engine: engine.kind });
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -63,9 +71,7 @@ export async function serve(config: Config, options: { prepared?: boolean } = {}
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
     server.close(() => {
-      db.pragma('wal_checkpoint(TRUNCATE)');
-      db.close();
-      process.exit(0);
+      void engine.close().finally(() => process.exit(0));
     });
     server.closeIdleConnections();
   };

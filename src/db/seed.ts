@@ -1,10 +1,8 @@
 import { DateTime } from 'luxon';
-import type { Db } from './connection.js';
-import type { NewRecord, PostsRepository } from './posts.js';
-import type { TermsRepository } from './terms.js';
-import type { UsersRepository } from './users.js';
 import { toWire } from '../domain/dates.js';
 import { slugify } from '../domain/text.js';
+import type { Engine, Repositories } from './engine.js';
+import type { NewRecord } from './records.js';
 
 /** Events per day of calendar: N events span N / 40 days, so the size of a data set does not change its density. */
 export const EVENTS_PER_DAY = 40;
@@ -64,9 +62,13 @@ function generator(seed: number): () => number {
 /**
  * Fills the database with realistic data: `events` events at a constant density of 40 a day, with venues (with
  * coordinates), organizers, a category tree and tags, and a few hidden, featured, draft, password-protected and
- * ticketed events, in a UTC+0 calendar. Goes through the posts repository, in transactions of 20,000 events.
+ * ticketed events, in a UTC+0 calendar. Goes through the repositories, in writes of 20,000 events, as a bulk load.
  */
-export function seed(db: Db, repos: { posts: PostsRepository; terms: TermsRepository; users: UsersRepository }, options: SeedOptions): SeedResult {
+export async function seed(engine: Engine, options: SeedOptions): Promise<SeedResult> {
+  return engine.bulk(() => seedAll(engine, options));
+}
+
+async function seedAll(engine: Engine, options: SeedOptions): Promise<SeedResult> {
   const started = process.hrtime.bigint();
   const random = generator(options.seed ?? 42);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
@@ -74,33 +76,34 @@ export function seed(db: Db, repos: { posts: PostsRepository; terms: TermsReposi
   const from = (options.from ?? DateTime.utc().minus({ days: Math.floor(days * 0.3) })).startOf('day');
   const now = DateTime.utc();
   const nowWire = toWire(now);
-  const authorId = repos.users.list().find((u) => u.role === 'administrator')?.id
-    ?? repos.users.findByLoginOrEmail('seed')?.id
-    ?? repos.users.create({ login: 'seed', email: null, role: 'author' }).id;
 
+  // A city has as many halls and organisers whatever the span of its calendar: constant density means a constant
+  // number of venues and organizers, each with more events as the calendar grows.
+  const venueCount = LINKED_RECORDS;
+  const organizerCount = LINKED_RECORDS;
+  const taken = async (repos: Repositories, type: 'event' | 'venue' | 'organizer', wanted: string) => {
+    let slug = wanted;
+    for (let n = 2; (await repos.posts.slugOwner(type, 'en', slug)) !== null; n++) slug = `${wanted}-${n}`;
+    return slug;
+  };
+
+  let authorId = 0;
   const base = (type: 'event' | 'venue' | 'organizer', title: string, slug: string) => ({
     type, authorId, status: 'publish' as const, statusBeforeTrash: null, slug, title, content: '', excerpt: '', password: '',
     dateLocal: nowWire, dateUtc: nowWire, modifiedLocal: nowWire, modifiedUtc: nowWire, lang: 'en' as const, parentId: 0, imageId: 0,
     globalIdLineage: [], translationOf: null,
   });
 
-  // A city has as many halls and organisers whatever the span of its calendar: constant density means a constant
-  // number of venues and organizers, each with more events as the calendar grows.
-  const venueCount = LINKED_RECORDS;
-  const organizerCount = LINKED_RECORDS;
-  const taken = (type: 'event' | 'venue' | 'organizer', wanted: string) => {
-    let slug = wanted;
-    for (let n = 2; repos.posts.slugOwner(type, 'en', slug) !== null; n++) slug = `${wanted}-${n}`;
-    return slug;
-  };
-
-  const { venues, organizers, categories, tags } = db.transaction(() => {
+  const { venues, organizers, categories, tags } = await engine.write(async (repos) => {
+    authorId = (await repos.users.list()).find((u) => u.role === 'administrator')?.id
+      ?? (await repos.users.findByLoginOrEmail('seed'))?.id
+      ?? (await repos.users.create({ login: 'seed', email: null, role: 'author' })).id;
     const venues: number[] = [];
     for (let i = 0; i < venueCount; i++) {
       const c = pick(CITIES);
       const name = `${pick(ADJECTIVES)} ${c.city} Hall ${i + 1}`;
-      venues.push(repos.posts.insert({
-        ...base('venue', name, taken('venue', slugify(name))), type: 'venue', address: `${1 + Math.floor(random() * 200)} ${pick(WORDS)} street`,
+      venues.push(await repos.posts.insert({
+        ...base('venue', name, await taken(repos, 'venue', slugify(name))), type: 'venue', address: `${1 + Math.floor(random() * 200)} ${pick(WORDS)} street`,
         city: c.city, country: c.country, province: c.province ?? '', state: c.state ?? '', stateprovince: c.state ?? c.province ?? '',
         zip: String(10000 + Math.floor(random() * 89999)), phone: `+1 555 ${String(1000 + i).slice(-4)}`, website: `https://venue-${i + 1}.example.test`,
         showMap: true, showMapLink: true, geoLat: c.lat + (random() - 0.5) * 0.6, geoLng: c.lng + (random() - 0.5) * 0.9,
@@ -109,31 +112,28 @@ export function seed(db: Db, repos: { posts: PostsRepository; terms: TermsReposi
     const organizers: number[] = [];
     for (let i = 0; i < organizerCount; i++) {
       const name = `${pick(ADJECTIVES)} ${pick(NOUNS)} Society ${i + 1}`;
-      organizers.push(repos.posts.insert({
-        ...base('organizer', name, taken('organizer', slugify(name))), type: 'organizer', phone: `+1 555 ${String(2000 + i).slice(-4)}`,
+      organizers.push(await repos.posts.insert({
+        ...base('organizer', name, await taken(repos, 'organizer', slugify(name))), type: 'organizer', phone: `+1 555 ${String(2000 + i).slice(-4)}`,
         website: `https://organizer-${i + 1}.example.test`, email: `organizer-${i + 1}@example.test`,
       } as NewRecord<'organizer'>));
     }
     const categories = new Map<string, number>();
     for (const [name, parent] of CATEGORY_TREE) {
-      const existing = repos.terms.findBySlugOrName('category', 'en', name);
-      categories.set(name, existing ?? repos.terms.insert({
-        taxonomy: 'category', name, slug: repos.terms.uniqueSlug('category', 'en', slugify(name), null), description: '',
+      const existing = await repos.terms.findBySlugOrName('category', 'en', name);
+      categories.set(name, existing ?? await repos.terms.insert({
+        taxonomy: 'category', name, slug: await repos.terms.uniqueSlug('category', 'en', slugify(name), null), description: '',
         parentId: parent ? categories.get(parent)! : 0, lang: 'en', translationOf: null,
       }));
     }
-    const tags = TAGS.map((name) => repos.terms.findBySlugOrName('tag', 'en', name) ?? repos.terms.insert({
-      taxonomy: 'tag', name, slug: repos.terms.uniqueSlug('tag', 'en', slugify(name), null), description: '', parentId: 0, lang: 'en', translationOf: null,
-    }));
+    const tags: number[] = [];
+    for (const name of TAGS) {
+      tags.push((await repos.terms.findBySlugOrName('tag', 'en', name)) ?? await repos.terms.insert({
+        taxonomy: 'tag', name, slug: await repos.terms.uniqueSlug('tag', 'en', slugify(name), null), description: '', parentId: 0, lang: 'en', translationOf: null,
+      }));
+    }
     return { venues, organizers, categories: [...categories.values()], tags };
-  }).immediate();
+  });
 
-  // Bulk loading: a large page cache and no automatic checkpoints while writing (one at the end); every batch is
-  // still a committed, durable transaction.
-  const cacheSize = db.pragma('cache_size', { simple: true });
-  const autoCheckpoint = db.pragma('wal_autocheckpoint', { simple: true });
-  db.pragma('cache_size = -262144');
-  db.pragma('wal_autocheckpoint = 0');
   const dayCache = new Map<number, string>();
   const dayOf = (n: number) => {
     let text = dayCache.get(n);
@@ -153,7 +153,7 @@ export function seed(db: Db, repos: { posts: PostsRepository; terms: TermsReposi
   const slugBase = `e${Date.now().toString(36)}`;
   while (done < options.events) {
     const end = Math.min(options.events, done + BATCH);
-    db.transaction(() => {
+    await engine.write(async (repos) => {
       for (let i = done; i < end; i++) {
         const dayIndex = Math.floor(i / EVENTS_PER_DAY);
         const allDay = random() < 0.05;
@@ -181,16 +181,12 @@ export function seed(db: Db, repos: { posts: PostsRepository; terms: TermsReposi
           website: null, showMap: true, showMapLink: true, hideFromListings: random() < 0.02, sticky: false, featured: random() < 0.1,
           ticketed: random() < 0.05, venueId: random() < 0.9 ? pick(venues) : 0, organizerIds, termIds: [...new Set(termIds)],
         };
-        repos.posts.insert(event);
+        await repos.posts.insert(event);
       }
-    }).immediate();
+    });
     done = end;
     options.onProgress?.(done, options.events);
   }
-  db.pragma('wal_checkpoint(TRUNCATE)');
-  db.pragma(`wal_autocheckpoint = ${autoCheckpoint}`);
-  db.pragma(`cache_size = ${cacheSize}`);
-  db.pragma('optimize');
   return {
     events: options.events, venues: venues.length, organizers: organizers.length, categories: categories.length, tags: tags.length,
     seconds: Number(process.hrtime.bigint() - started) / 1e9,

@@ -1,5 +1,5 @@
 import { DateTime, type Zone } from 'luxon';
-import type { EventRecord } from '../db/posts.js';
+import type { EventRecord } from '../db/records.js';
 import { fromWire, inWireRange, parseDateInput, parseZone, toWire } from './dates.js';
 
 /** The times of an event record. */

@@ -1,5 +1,6 @@
 import { createHash, hash, randomBytes, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
-import type { AppPassword, User, UsersRepository } from '../db/users.js';
+import type { Engine, UsersRepository } from '../db/engine.js';
+import type { AppPassword, User } from '../db/records.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 } as const;
@@ -74,7 +75,7 @@ export class CredentialVerifier {
   private readonly verified = new Map<string, { version: number; password: AppPassword; until: number }>();
   private readonly lastTouched = new Map<string, number>();
 
-  constructor(private readonly users: UsersRepository) {}
+  constructor(private readonly engine: Engine) {}
 
   async verify(login: string, password: string, clientIp: string | null): Promise<CredentialCheck> {
     // Every failure costs one scrypt, whether the login exists or not, so timing does not tell logins apart.
@@ -82,8 +83,12 @@ export class CredentialVerifier {
       if (!scrypted) await scryptAsync(password, DUMMY_SALT);
       return { ok: false, reason };
     };
-    const user = this.users.findByLoginOrEmail(login);
-    if (!user) return fail('invalid_username', false);
+    const account = await this.engine.read(async (repos) => {
+      const user = await repos.users.findByLoginOrEmail(login);
+      return user ? { user, passwords: await repos.users.passwordsOf(user.id) } : null;
+    });
+    if (!account) return fail('invalid_username', false);
+    const { user, passwords } = account;
     const known = this.rememberedFor(user, login, password);
     if (known) {
       this.noteUse(known, clientIp);
@@ -91,7 +96,6 @@ export class CredentialVerifier {
     }
     const key = sha256Hex(`${user.id}\0${login}\0${password}`);
     const now = Date.now();
-    const passwords = this.users.passwordsOf(user.id);
     let found: AppPassword | undefined;
     for (const p of passwords) {
       if (p.scheme === 'sha256' && (await matches(p, password))) found = p;
@@ -114,10 +118,10 @@ export class CredentialVerifier {
 
   /**
    * The check of credentials verified before, while they still stand (one read: the user the login names), or null
-   * (then `verify`). Reads only, so it can share a read transaction; the caller then calls `noteUse`.
+   * (then `verify`). Reads only, so it can share a read with the caller's; the caller then calls `noteUse`.
    */
-  remembered(login: string, password: string): Extract<CredentialCheck, { ok: true }> | null {
-    const user = this.users.findByLoginOrEmail(login);
+  async remembered(users: UsersRepository, login: string, password: string): Promise<Extract<CredentialCheck, { ok: true }> | null> {
+    const user = await users.findByLoginOrEmail(login);
     return user ? this.rememberedFor(user, login, password) : null;
   }
 
@@ -137,42 +141,49 @@ export class CredentialVerifier {
     const last = this.lastTouched.get(p.uuid) ?? (p.lastUsedUtc ? Date.parse(p.lastUsedUtc.replace(' ', 'T') + 'Z') : 0);
     if (now - last < LAST_USED_EVERY_MS) return;
     this.lastTouched.set(p.uuid, now);
-    try {
-      this.users.touchPassword(p.uuid, new Date(now).toISOString().slice(0, 19).replace('T', ' '), ip);
-    } catch {
-      // A busy database must not fail an authenticated read; the next request records the use.
-      this.lastTouched.delete(p.uuid);
-    }
+    // bookkeeping, not waited for: a busy database must not fail or slow an authenticated read; the next request
+    // records the use
+    this.engine.bookkeep((repos) => repos.users.touchPassword(p.uuid, new Date(now).toISOString().slice(0, 19).replace('T', ' '), ip))
+      .catch(() => this.lastTouched.delete(p.uuid));
   }
 }
 
 /** Creates a generated application password for a user and returns it for display (shown once, never stored). */
-export function addGeneratedPassword(users: UsersRepository, userId: number, name: string): { uuid: string; display: string } {
+export async function addGeneratedPassword(users: UsersRepository, userId: number, name: string): Promise<{ uuid: string; display: string }> {
   const { secret, display } = generateSecret();
   const uuid = randomUUID();
-  users.addPassword({ uuid, userId, name, ...hashGenerated(secret), isBootstrap: false, createdUtc: new Date().toISOString().slice(0, 19).replace('T', ' ') });
+  await users.addPassword({ uuid, userId, name, ...hashGenerated(secret), isBootstrap: false, createdUtc: new Date().toISOString().slice(0, 19).replace('T', ' ') });
   return { uuid, display };
 }
 
 /**
  * Makes `login` an administrator whose application passwords include `password` (from ALMANAC_ADMIN_USER and
- * ALMANAC_ADMIN_PASSWORD). Idempotent across restarts; a changed password replaces the previous bootstrap one.
+ * ALMANAC_ADMIN_PASSWORD). Idempotent across restarts; a changed password replaces the previous bootstrap one. The
+ * scrypt hashing happens outside the write, which then checks again that nothing changed meanwhile.
  */
-export async function ensureBootstrapAdmin(users: UsersRepository, login: string, password: string): Promise<'created' | 'updated' | 'unchanged'> {
-  let user = users.findByLoginOrEmail(login);
-  let outcome: 'created' | 'updated' | 'unchanged' = 'unchanged';
-  if (!user) {
-    user = users.create({ login, email: null, role: 'administrator' });
-    outcome = 'created';
-  } else if (user.role !== 'administrator') {
-    users.setRole(user.id, 'administrator');
-    outcome = 'updated';
-  }
-  const current = users.passwordsOf(user.id).find((p) => p.isBootstrap);
-  if (current && (await matches(current, password))) return outcome;
-  users.replaceBootstrapPassword({
-    uuid: randomUUID(), userId: user.id, name: 'ALMANAC_ADMIN_PASSWORD', ...(await hashChosen(password)),
-    isBootstrap: true, createdUtc: new Date().toISOString().slice(0, 19).replace('T', ' '),
+export async function ensureBootstrapAdmin(engine: Engine, login: string, password: string): Promise<'created' | 'updated' | 'unchanged'> {
+  const before = await engine.read(async (repos) => {
+    const user = await repos.users.findByLoginOrEmail(login);
+    return { user, bootstrap: user ? (await repos.users.passwordsOf(user.id)).find((p) => p.isBootstrap) : undefined };
   });
-  return outcome === 'created' ? 'created' : 'updated';
+  const keeps = before.bootstrap !== undefined && (await matches(before.bootstrap, password));
+  const fresh = keeps ? null : await hashChosen(password);
+  return engine.write(async (repos) => {
+    let user = await repos.users.findByLoginOrEmail(login);
+    let outcome: 'created' | 'updated' | 'unchanged' = 'unchanged';
+    if (!user) {
+      user = await repos.users.create({ login, email: null, role: 'administrator' });
+      outcome = 'created';
+    } else if (user.role !== 'administrator') {
+      await repos.users.setRole(user.id, 'administrator');
+      outcome = 'updated';
+    }
+    const current = (await repos.users.passwordsOf(user.id)).find((p) => p.isBootstrap);
+    if (fresh === null && current?.uuid === before.bootstrap?.uuid && current?.hash === before.bootstrap?.hash) return outcome;
+    await repos.users.replaceBootstrapPassword({
+      uuid: randomUUID(), userId: user.id, name: 'ALMANAC_ADMIN_PASSWORD', ...(fresh ?? (await hashChosen(password))),
+      isBootstrap: true, createdUtc: new Date().toISOString().slice(0, 19).replace('T', ' '),
+    });
+    return outcome === 'created' ? 'created' : 'updated';
+  });
 }

@@ -1,6 +1,6 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
-import type { PostBase, PostStatus, PostType } from '../db/posts.js';
-import type { Caller } from '../http/state.js';
+import type { PostBase, PostStatus, PostType } from '../db/records.js';
+import type { Caller } from './context.js';
 import { hasCapabilities } from './capabilities.js';
 
 /** The capability suffix of each post type (`edit_tribe_events`, …). */

@@ -1,8 +1,7 @@
 import type { components } from '../../generated/api.js';
-import type { MediaRepository } from '../db/media.js';
-import type { EventRecord, OrganizerRecord, PostRecord, PostsRepository, PostType, VenueRecord } from '../db/posts.js';
-import type { TermRecord, TermsRepository } from '../db/terms.js';
-import type { Lang, RequestState } from '../http/state.js';
+import type { Repositories } from '../db/engine.js';
+import type { EventRecord, MediaRecord, OrganizerRecord, PostRecord, PostType, TermRecord, VenueRecord } from '../db/records.js';
+import type { Lang, RequestState } from './context.js';
 import { costValues, formatCost } from './cost.js';
 import { isoWithOffset, timezoneAbbreviation, utcDayStart } from './eventTimes.js';
 import { autop, jsonLdText, renderTitle } from './html.js';
@@ -85,7 +84,7 @@ export class PostView {
   private globalIdBase: string | undefined;
 
   constructor(
-    private readonly repos: { posts: PostsRepository; terms: TermsRepository; media: MediaRepository },
+    private readonly repos: Pick<Repositories, 'posts' | 'terms' | 'media'>,
     private readonly state: RequestState,
     private readonly nowUtc: string,
   ) {}
@@ -95,13 +94,13 @@ export class PostView {
     return this.linkedAsStored;
   }
 
-  events(records: EventRecord[], options: ViewOptions): Schemas['Event'][] {
-    const venues = this.localised('venue', records.map((e) => e.venueId).filter(Boolean));
-    const organizers = this.localised('organizer', records.flatMap((e) => e.organizerIds));
-    const terms = this.localisedTerms(records.flatMap((e) => e.termIds));
+  async events(records: EventRecord[], options: ViewOptions): Promise<Schemas['Event'][]> {
+    const venues = await this.localised('venue', records.map((e) => e.venueId).filter(Boolean));
+    const organizers = await this.localised('organizer', records.flatMap((e) => e.organizerIds));
+    const terms = await this.localisedTerms(records.flatMap((e) => e.termIds));
     const linked = [...venues.values(), ...organizers.values()];
-    const translations = this.translations([...records, ...linked]);
-    const images = this.images([...records, ...linked]);
+    const translations = await this.translations([...records, ...linked]);
+    const images = await this.images([...records, ...linked]);
     return records.map((event) => {
       const venue = venues.get(event.venueId) as VenueRecord | undefined;
       const embeddedVenue = venue && mayRead(this.state.user, venue, this.nowUtc) ? this.linked(venue, options, translations, images) : null;
@@ -151,15 +150,15 @@ export class PostView {
     });
   }
 
-  venues(records: VenueRecord[], options: ViewOptions): Schemas['Venue'][] {
-    const translations = this.translations(records);
-    const images = this.images(records);
+  async venues(records: VenueRecord[], options: ViewOptions): Promise<Schemas['Venue'][]> {
+    const translations = await this.translations(records);
+    const images = await this.images(records);
     return records.map((v) => this.linked(v, options, translations, images) as Schemas['Venue']);
   }
 
-  organizers(records: OrganizerRecord[], options: ViewOptions): Schemas['Organizer'][] {
-    const translations = this.translations(records);
-    const images = this.images(records);
+  async organizers(records: OrganizerRecord[], options: ViewOptions): Promise<Schemas['Organizer'][]> {
+    const translations = await this.translations(records);
+    const images = await this.images(records);
     return records.map((o) => this.linked(o, options, translations, images) as Schemas['Organizer']);
   }
 
@@ -259,38 +258,38 @@ export class PostView {
     return translations.get(record.type)?.get(record.translationGroup) ?? { [record.lang]: record.id };
   }
 
-  private translations(records: PostRecord[]): Translations {
+  private async translations(records: PostRecord[]): Promise<Translations> {
     const out: Translations = new Map();
     for (const type of ['event', 'venue', 'organizer'] as const) {
       const groups = records.filter((r) => r.type === type).map((r) => r.translationGroup);
-      if (groups.length > 0) out.set(type, this.groupsOf(type, groups));
+      if (groups.length > 0) out.set(type, await this.groupsOf(type, groups));
     }
     return out;
   }
 
   /** `{lang: id}` of translation groups, each group read once per view (one query for those not read yet). */
-  private groupsOf(type: PostType, groups: number[]): Map<number, Partial<Record<Lang, number>>> {
+  private async groupsOf(type: PostType, groups: number[]): Promise<Map<number, Partial<Record<Lang, number>>>> {
     let known = this.groups.get(type);
     if (!known) this.groups.set(type, (known = { read: new Set(), langs: new Map() }));
     const missing = [...new Set(groups)].filter((g) => !known.read.has(g));
     if (missing.length > 0) {
-      for (const [group, langs] of this.repos.posts.translations(type, missing)) known.langs.set(group, langs);
+      for (const [group, langs] of await this.repos.posts.translations(type, missing)) known.langs.set(group, langs);
       for (const group of missing) known.read.add(group);
     }
     return known.langs;
   }
 
   /** Linked records by id, each replaced by its translation in the request's language when one exists. */
-  private localised<T extends 'venue' | 'organizer'>(type: T, ids: number[]): Map<number, VenueRecord | OrganizerRecord> {
-    const found = this.repos.posts.findMany(type, ids) as Map<number, VenueRecord | OrganizerRecord>;
+  private async localised<T extends 'venue' | 'organizer'>(type: T, ids: number[]): Promise<Map<number, VenueRecord | OrganizerRecord>> {
+    const found = (await this.repos.posts.findMany(type, ids)) as Map<number, VenueRecord | OrganizerRecord>;
     for (const record of found.values()) this.linkedAsStored.push(record);
-    const groups = this.groupsOf(type, [...found.values()].map((r) => r.translationGroup));
+    const groups = await this.groupsOf(type, [...found.values()].map((r) => r.translationGroup));
     const wanted = new Map<number, number>();
     for (const [id, record] of found) {
       const translated = groups.get(record.translationGroup)?.[this.state.lang];
       if (translated !== undefined && translated !== id) wanted.set(id, translated);
     }
-    const translated = this.repos.posts.findMany(type, [...wanted.values()]) as Map<number, VenueRecord | OrganizerRecord>;
+    const translated = (await this.repos.posts.findMany(type, [...wanted.values()])) as Map<number, VenueRecord | OrganizerRecord>;
     for (const [id, other] of wanted) {
       // a translation stands in only when the caller could read it; else the linked record itself is shown
       const record = translated.get(other);
@@ -300,18 +299,18 @@ export class PostView {
   }
 
   /** Terms by id, each replaced by its translation in the request's language when one exists. */
-  private localisedTerms(ids: number[]): Map<number, TermRecord> {
-    const found = new Map(this.repos.terms.findMany(ids).map((t) => [t.id, t]));
+  private async localisedTerms(ids: number[]): Promise<Map<number, TermRecord>> {
+    const found = new Map((await this.repos.terms.findMany(ids)).map((t) => [t.id, t]));
     const wanted = new Map<number, number>();
     for (const taxonomy of ['category', 'tag'] as const) {
       const own = [...found.values()].filter((t) => t.taxonomy === taxonomy);
-      const groups = this.repos.terms.translations(taxonomy, own.map((t) => t.translationGroup));
+      const groups = await this.repos.terms.translations(taxonomy, own.map((t) => t.translationGroup));
       for (const term of own) {
         const translated = groups.get(term.translationGroup)?.[this.state.lang];
         if (translated !== undefined && translated !== term.id) wanted.set(term.id, translated);
       }
     }
-    const translated = new Map(this.repos.terms.findMany([...wanted.values()]).map((t) => [t.id, t]));
+    const translated = new Map((await this.repos.terms.findMany([...wanted.values()])).map((t) => [t.id, t]));
     for (const [id, other] of wanted) {
       const term = translated.get(other);
       if (term) found.set(id, term);
@@ -319,10 +318,10 @@ export class PostView {
     return found;
   }
 
-  private images(records: PostRecord[]): Images {
+  private async images(records: PostRecord[]): Promise<Images> {
     const out: Images = new Map();
     for (const id of new Set(records.map((r) => r.imageId).filter(Boolean))) {
-      const media = this.repos.media.findById(id);
+      const media = await this.repos.media.findById(id);
       if (media) out.set(id, media);
     }
     return out;
@@ -398,4 +397,4 @@ export class PostView {
 }
 
 type Translations = Map<PostType, Map<number, Partial<Record<Lang, number>>>>;
-type Images = Map<number, NonNullable<ReturnType<MediaRepository['findById']>>>;
+type Images = Map<number, MediaRecord>;

@@ -1,6 +1,6 @@
 import type { components } from '../../generated/api.js';
-import type { Taxonomy, TermRecord } from '../db/terms.js';
-import type { Lang, RequestState } from '../http/state.js';
+import type { Taxonomy, TermRecord } from '../db/records.js';
+import type { Lang, RequestState } from './context.js';
 import { escapeTermName } from './text.js';
 
 type Schemas = components['schemas'];

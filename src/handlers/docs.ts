@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { entityTag } from '../http/conditional.js';
 import type { Handlers } from '../http/operation.js';
 import { NAMESPACE_PATH } from '../http/spec.js';
-import type { RequestState } from '../http/state.js';
+import type { RequestState } from '../domain/context.js';
 
 /** A file served as it is, with its type and its entity tag computed once. */
 interface Asset {

@@ -1,60 +1,38 @@
-import type { EventRecord } from '../db/posts.js';
+import type { EventFields } from '../services/posts.js';
+import { passwordOf, PostUnits, type PostService } from '../services/posts.js';
 import type { Handlers } from '../http/operation.js';
-import type { RequestState } from '../http/state.js';
-import { passwordOf, PostService, type EventFields, type PostDeps } from './posts.js';
+import type { RequestState } from '../domain/context.js';
 
 type EventOps =
   | 'createEvent' | 'getEvent' | 'deleteEvent' | 'updateEvent' | 'putEvent' | 'patchEvent'
   | 'getEventBySlug' | 'deleteEventBySlug' | 'updateEventBySlug' | 'putEventBySlug' | 'patchEventBySlug';
 
-type ById = { request: { params: { id: number }; query: object; requestBody?: unknown } };
-type BySlug = { request: { params: { slug: string }; query: object; requestBody?: unknown } };
+type Target = { request: { params: { id?: number; slug?: string }; query: object; requestBody?: unknown } };
 
 /** Events: create, and read, update (POST, PUT, PATCH alike), trash by id and by slug. */
-export function eventHandlers(deps: PostDeps): Pick<Handlers, EventOps> {
-  const service = (state: RequestState) => new PostService(deps, state);
-  const single = (s: PostService, event: EventRecord, password: string | undefined) => {
-    const { body, headers } = s.singleAnswer(event, password);
-    return { status: 200 as const, body: body as never, headers };
-  };
-  // writes go through the group commit, answer included (the record as this write left it, read in the same
-  // transaction): acknowledged once durable, sharing the fsync with concurrent writes
-  const written = (s: PostService, record: EventRecord) => s.view([record], { single: false, write: true })[0] as never;
-  const update = (s: PostService, id: number, c: ById | BySlug) =>
-    deps.posts.committed(() => ({ status: 200 as const, body: written(s, s.updateEvent(id, (c.request.requestBody ?? {}) as EventFields, passwordOf(c))) }));
-  const trash = (s: PostService, id: number, password: string | undefined) => {
-    const current = s.eventById(id);
-    return deps.posts.committed(() => ({ status: 200 as const, body: written(s, s.trash(current, password)) }));
-  };
-  const updateById = (c: ById, state: RequestState) => update(service(state), c.request.params.id, c);
-  const updateBySlug = (c: BySlug, state: RequestState) => {
-    const s = service(state);
-    return update(s, s.bySlug('event', c.request.params.slug).id, c);
-  };
+export function eventHandlers(posts: PostUnits): Pick<Handlers, EventOps> {
+  const idOf = async (s: PostService, c: Target) => (c.request.params.slug !== undefined ? (await s.bySlug('event', c.request.params.slug)).id : c.request.params.id!);
+  const get = (c: Target & { request: { query: { password?: string } } }, state: RequestState) =>
+    posts.read(state, async (s) => {
+      const { body, headers } = await s.singleAnswer(await s.eventById(await idOf(s, c)), c.request.query.password);
+      return { status: 200 as const, body: body as never, headers };
+    });
+  const update = (c: Target, state: RequestState) =>
+    posts.write(state, async (s) => ({ status: 200 as const, body: await s.written(await s.updateEvent(await idOf(s, c), (c.request.requestBody ?? {}) as EventFields, passwordOf(c))) }));
+  const trash = (c: Target, state: RequestState) =>
+    posts.write(state, async (s) => ({ status: 200 as const, body: await s.written(await s.trash(await s.eventById(await idOf(s, c)), passwordOf(c))) }));
 
   return {
-    createEvent: (c, state) => {
-      const s = service(state);
-      return deps.posts.committed(() => ({ status: 201 as const, body: written(s, s.createEvent(c.request.requestBody as EventFields)) }));
-    },
-    getEvent: (c, state) => {
-      const s = service(state);
-      return single(s, s.eventById(c.request.params.id), c.request.query.password);
-    },
-    getEventBySlug: (c, state) => {
-      const s = service(state);
-      return single(s, s.bySlug('event', c.request.params.slug), c.request.query.password);
-    },
-    deleteEvent: (c, state) => trash(service(state), c.request.params.id, passwordOf(c)),
-    deleteEventBySlug: (c, state) => {
-      const s = service(state);
-      return trash(s, s.bySlug('event', c.request.params.slug).id, passwordOf(c));
-    },
-    updateEvent: updateById,
-    putEvent: updateById,
-    patchEvent: updateById,
-    updateEventBySlug: updateBySlug,
-    putEventBySlug: updateBySlug,
-    patchEventBySlug: updateBySlug,
+    createEvent: (c, state) => posts.write(state, async (s) => ({ status: 201 as const, body: await s.written(await s.createEvent(c.request.requestBody as EventFields)) })),
+    getEvent: get,
+    getEventBySlug: get,
+    deleteEvent: trash,
+    deleteEventBySlug: trash,
+    updateEvent: update,
+    putEvent: update,
+    patchEvent: update,
+    updateEventBySlug: update,
+    putEventBySlug: update,
+    patchEventBySlug: update,
   };
 }

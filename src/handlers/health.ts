@@ -1,17 +1,16 @@
-import type { Db } from '../db/connection.js';
-import { ApiError } from '../http/errors.js';
+import type { Engine } from '../db/engine.js';
+import { ApiError } from '../errors.js';
 import type { Handlers } from '../http/operation.js';
 
 /** `GET /healthz`: the database answers a read, or 503. */
-export function healthHandlers(db: Db): Pick<Handlers, 'getHealth'> {
-  const probe = db.prepare<[], { version: number }>('SELECT user_version AS version FROM pragma_user_version');
+export function healthHandlers(engine: Engine): Pick<Handlers, 'getHealth'> {
   return {
-    getHealth: () => {
+    getHealth: async () => {
       let version: number;
       try {
-        version = probe.get()!.version;
+        version = await engine.schemaVersion();
       } catch {
-        throw new ApiError(503, 'rest_database_unavailable', 'The database does not answer.');
+        throw new ApiError(503, 'rest_database_unavailable', 'The database does not answer.', {}, { 'Retry-After': '2' });
       }
       return { status: 200, body: { status: 'ok', database: 'ok', schema_version: version } };
     },

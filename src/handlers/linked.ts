@@ -1,7 +1,6 @@
-import type { OrganizerRecord, VenueRecord } from '../db/posts.js';
 import type { Handlers } from '../http/operation.js';
-import type { RequestState } from '../http/state.js';
-import { passwordOf, PostService, type OrganizerFields, type PostDeps, type VenueFields } from './posts.js';
+import type { RequestState } from '../domain/context.js';
+import { passwordOf, PostUnits, type OrganizerFields, type PostService, type VenueFields } from '../services/posts.js';
 
 type Linked = 'venue' | 'organizer';
 type Ops<Name extends string> = `create${Name}` | `get${Name}` | `delete${Name}` | `update${Name}` | `put${Name}` | `patch${Name}`
@@ -16,47 +15,32 @@ type ReadCtx = { request: { params: { id?: number; slug?: string }; query: { pas
  * Venues and organizers behave alike (reference routes.md §2.9–2.16): create or match by name, read (blanked when
  * password-protected), update partially, trash (which unlinks them from every event), by id and by slug.
  */
-function linkedHandlers(type: Linked, deps: PostDeps) {
-  const service = (state: RequestState) => new PostService(deps, state);
-  const find = (s: PostService, c: Ctx): VenueRecord | OrganizerRecord =>
+function linkedHandlers(type: Linked, posts: PostUnits) {
+  const find = (s: PostService, c: Ctx | ReadCtx) =>
     c.request.params.slug !== undefined ? s.bySlug(type, c.request.params.slug) : s.linkedById(type, c.request.params.id!);
-  const answer = (s: PostService, record: VenueRecord | OrganizerRecord, single: boolean, write: boolean, password?: string) =>
-    s.view([record], { single, write, password })[0] as never;
-  const get = (c: ReadCtx, state: RequestState) => {
-    const s = service(state);
-    const record = find(s, c);
-    const { body, headers } = s.singleAnswer(record, c.request.query.password);
-    return { status: 200 as const, body: body as never, headers };
+  const body = (c: { request: { requestBody?: unknown } }) => (c.request.requestBody ?? {}) as VenueFields & OrganizerFields;
+  return {
+    get: (c: ReadCtx, state: RequestState) =>
+      posts.read(state, async (s) => {
+        const { body, headers } = await s.singleAnswer(await find(s, c), c.request.query.password);
+        return { status: 200 as const, body: body as never, headers };
+      }),
+    remove: (c: Ctx, state: RequestState) => posts.write(state, async (s) => ({ status: 200 as const, body: await s.written(await s.trash(await find(s, c), passwordOf(c))) })),
+    update: (c: Ctx, state: RequestState) => posts.write(state, async (s) => ({ status: 200 as const, body: await s.written(await s.updateLinked(await find(s, c), body(c), passwordOf(c))) })),
+    create: (c: { request: { requestBody?: unknown } }, state: RequestState) => posts.write(state, async (s) => ({ status: 201 as const, body: await s.written(await s.createLinked(type, body(c))) })),
   };
-  // writes go through the group commit, answer included (the record as this write left it, read in the same
-  // transaction): acknowledged once durable, sharing the fsync with concurrent writes
-  const remove = (c: Ctx, state: RequestState) => {
-    const s = service(state);
-    const target = find(s, c);
-    return deps.posts.committed(() => ({ status: 200 as const, body: answer(s, s.trash(target, passwordOf(c)), false, true) }));
-  };
-  const update = (c: Ctx, state: RequestState) => {
-    const s = service(state);
-    const target = find(s, c);
-    return deps.posts.committed(() => ({ status: 200 as const, body: answer(s, s.updateLinked(target, (c.request.requestBody ?? {}) as VenueFields & OrganizerFields, passwordOf(c)), false, true) }));
-  };
-  const create = (c: { request: { requestBody?: unknown } }, state: RequestState) => {
-    const s = service(state);
-    return deps.posts.committed(() => ({ status: 201 as const, body: answer(s, s.createLinked(type, c.request.requestBody as VenueFields & OrganizerFields), false, true) }));
-  };
-  return { create, get, remove, update };
 }
 
-export function venueHandlers(deps: PostDeps): Pick<Handlers, VenueOps> {
-  const h = linkedHandlers('venue', deps);
+export function venueHandlers(posts: PostUnits): Pick<Handlers, VenueOps> {
+  const h = linkedHandlers('venue', posts);
   return {
     createVenue: h.create, getVenue: h.get, deleteVenue: h.remove, updateVenue: h.update, putVenue: h.update, patchVenue: h.update,
     getVenueBySlug: h.get, deleteVenueBySlug: h.remove, updateVenueBySlug: h.update, putVenueBySlug: h.update, patchVenueBySlug: h.update,
   };
 }
 
-export function organizerHandlers(deps: PostDeps): Pick<Handlers, OrganizerOps> {
-  const h = linkedHandlers('organizer', deps);
+export function organizerHandlers(posts: PostUnits): Pick<Handlers, OrganizerOps> {
+  const h = linkedHandlers('organizer', posts);
   return {
     createOrganizer: h.create, getOrganizer: h.get, deleteOrganizer: h.remove, updateOrganizer: h.update, putOrganizer: h.update, patchOrganizer: h.update,
     getOrganizerBySlug: h.get, deleteOrganizerBySlug: h.remove, updateOrganizerBySlug: h.update, putOrganizerBySlug: h.update, patchOrganizerBySlug: h.update,

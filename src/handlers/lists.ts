@@ -1,7 +1,8 @@
 import { FixedOffsetZone } from 'luxon';
 import type { components } from '../../generated/api.js';
-import type { EventListQuery, EventRecord, ListViewer, OrganizerRecord, PostStatus, PostType, VenueRecord } from '../db/posts.js';
-import type { Taxonomy } from '../db/terms.js';
+import type { Config } from '../config.js';
+import type { Engine, Repositories } from '../db/engine.js';
+import type { EventListQuery, EventRecord, ListViewer, OrganizerRecord, PostStatus, PostType, Taxonomy, VenueRecord } from '../db/records.js';
 import { hasCapabilities } from '../domain/capabilities.js';
 import { iCalendar } from '../domain/calendar.js';
 import { parseDateInput, parseZone, toWire } from '../domain/dates.js';
@@ -9,12 +10,12 @@ import { plainText } from '../domain/html.js';
 import { fromUtcWire } from '../domain/eventTimes.js';
 import { listBounds, type DateParam } from '../domain/listWindow.js';
 import { CAPABILITY_TYPE } from '../domain/postRules.js';
-import { ApiError, invalidParams } from '../http/errors.js';
+import { ApiError, invalidParams } from '../errors.js';
 import { pageUrl, queryString } from '../http/links.js';
 import { isTruthy } from '../http/params.js';
 import type { Handlers, QueryOf } from '../http/operation.js';
-import type { RequestState } from '../http/state.js';
-import { PostService, type PostDeps } from './posts.js';
+import type { RequestState } from '../domain/context.js';
+import { PostService } from '../services/posts.js';
 
 const MAX_PER_PAGE = 50;
 const ANY: PostStatus[] = ['publish', 'future', 'draft', 'pending', 'private'];
@@ -89,55 +90,55 @@ const SETTLE_SECONDS = 2;
 const syncRequested = (state: RequestState) => ['modified_after', 'modified_after_id', 'modified_before'].some((name) => state.sent.has(name));
 type LinkedListParams = QueryOf<'listVenues'> & QueryOf<'listOrganizers'>;
 
-export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'listVenues' | 'listOrganizers' | 'getEventsCalendar' | 'getEventCalendar'> {
+export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'listEvents' | 'listVenues' | 'listOrganizers' | 'getEventsCalendar' | 'getEventCalendar'> {
   /** An iCalendar answer: the events as this caller reads them in a list (a `password` unlocks a protected one). */
-  const calendarReply = (s: PostService, events: EventRecord[], state: RequestState, name: string, password?: string) => {
-    const wire = s.view(events, { single: false, password }) as EventWire[];
-    const revisions = deps.posts.revisions(events.map((e) => e.id));
+  const calendarReply = async (repos: Repositories, s: PostService, events: EventRecord[], state: RequestState, name: string, password?: string) => {
+    const wire = (await s.view(events, { single: false, password })) as EventWire[];
+    const revisions = await repos.posts.revisions(events.map((e) => e.id));
     const text = iCalendar(wire.map((event, i) => ({ event, revision: revisions.get(events[i]!.id) ?? 0 })), { name, host: new URL(state.site).hostname });
     return { status: 200 as const, body: text, headers: { 'Content-Type': 'text/calendar; charset=utf-8' } };
   };
 
   /** Term ids of a filter (ids, slugs or names in the request's language); categories include their descendants. */
-  const termFilter = (taxonomy: Taxonomy, refs: (number | string)[] | undefined, state: RequestState): number[] | null | undefined => {
+  const termFilter = async (repos: Repositories, taxonomy: Taxonomy, refs: (number | string)[] | undefined, state: RequestState): Promise<number[] | null | undefined> => {
     if (!refs) return undefined;
     const ids: number[] = [];
     for (const ref of refs) {
-      const id = typeof ref === 'number' ? deps.terms.resolve(taxonomy, state.lang, ref) : deps.terms.findBySlugOrName(taxonomy, state.lang, ref);
+      const id = typeof ref === 'number' ? await repos.terms.resolve(taxonomy, state.lang, ref) : await repos.terms.findBySlugOrName(taxonomy, state.lang, ref);
       if (id === null) return null;
       ids.push(id);
     }
-    return taxonomy === 'category' ? deps.terms.withDescendants(ids) : ids;
+    return taxonomy === 'category' ? repos.terms.withDescendants(ids) : ids;
   };
   /** Venue or organizer ids of a filter, each with its translations; null when one is not of that type. */
-  const linkedFilter = (type: 'venue' | 'organizer', ids: number[] | undefined): number[] | null | undefined => {
+  const linkedFilter = async (repos: Repositories, type: 'venue' | 'organizer', ids: number[] | undefined): Promise<number[] | null | undefined> => {
     if (!ids) return undefined;
-    const found = deps.posts.findMany(type, ids);
+    const found = await repos.posts.findMany(type, ids);
     if (found.size !== new Set(ids).size) return null;
-    const groups = deps.posts.translations(type, [...found.values()].map((r) => r.translationGroup));
+    const groups = await repos.posts.translations(type, [...found.values()].map((r) => r.translationGroup));
     return [...new Set([...ids, ...[...groups.values()].flatMap((g) => Object.values(g))])];
   };
 
   /** The event-list filters of a request, resolved (ids, site-local bounds); invalid ones → 400 naming each. */
-  const eventFilters = (q: EventFilterParams, state: RequestState, s: PostService) => {
+  const eventFilters = async (repos: Repositories, q: EventFilterParams, state: RequestState, s: PostService) => {
     const problems: Record<string, string> = {};
     const seen = visibility(state, CAPABILITY_TYPE.event, q.status);
     if (!seen) problems.status = 'Invalid parameter.';
-    const categoryIds = termFilter('category', q.categories, state);
+    const categoryIds = await termFilter(repos, 'category', q.categories, state);
     if (categoryIds === null) problems.categories = 'Invalid parameter.';
-    const tagIds = termFilter('tag', q.tags, state);
+    const tagIds = await termFilter(repos, 'tag', q.tags, state);
     if (tagIds === null) problems.tags = 'Invalid parameter.';
-    const venueIds = linkedFilter('venue', q.venue);
+    const venueIds = await linkedFilter(repos, 'venue', q.venue);
     if (venueIds === null) problems.venue = 'Invalid parameter.';
-    const organizerIds = linkedFilter('organizer', q.organizer);
+    const organizerIds = await linkedFilter(repos, 'organizer', q.organizer);
     if (organizerIds === null) problems.organizer = 'Invalid parameter.';
-    if (q.post_parent !== undefined && deps.posts.typeOf(q.post_parent) !== 'event') problems.post_parent = 'Invalid parameter.';
+    if (q.post_parent !== undefined && (await repos.posts.typeOf(q.post_parent)) !== 'event') problems.post_parent = 'Invalid parameter.';
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
 
-    const bounds = listBounds(q, { strict: isTruthy(q.strict_dates), include: q.include !== undefined, siteTimezone: deps.config.siteTimezone, now: s.now });
+    const bounds = listBounds(q, { strict: isTruthy(q.strict_dates), include: q.include !== undefined, siteTimezone: config.siteTimezone, now: s.now });
     let geo: { lat: number; lng: number; radiusKm: number } | 'any' | undefined;
     if (q.geoloc) {
-      if (q.geoloc_lat !== undefined && q.geoloc_lng !== undefined) geo = { lat: q.geoloc_lat, lng: q.geoloc_lng, radiusKm: deps.config.geofenceKm };
+      if (q.geoloc_lat !== undefined && q.geoloc_lng !== undefined) geo = { lat: q.geoloc_lat, lng: q.geoloc_lng, radiusKm: config.geofenceKm };
       else if (q.geoloc_lat !== undefined || q.geoloc_lng !== undefined) geo = 'any';
     }
     const query: Omit<EventListQuery, 'limit' | 'offset'> = {
@@ -150,29 +151,29 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
   };
 
   return {
-    getEventsCalendar: (c, state) => {
-      const s = new PostService(deps, state);
-      const { query } = eventFilters(c.request.query, state, s);
-      const { ids } = deps.posts.listEvents({ ...query, withoutPassword: true, limit: MAX_FEED_EVENTS, offset: 0 });
-      const records = deps.posts.findMany('event', ids);
-      return calendarReply(s, ids.flatMap((id) => records.get(id) ?? []), state, 'Events');
-    },
-    getEventCalendar: (c, state) => {
-      const s = new PostService(deps, state);
-      const event = s.readableEvent(c.request.params.id, c.request.query.password);
-      return calendarReply(s, [event], state, plainText(event.title), c.request.query.password);
-    },
-    listEvents: (c, state) => {
+    getEventsCalendar: (c, state) => engine.read(async (repos) => {
+      const s = new PostService(repos, config, state);
+      const { query } = await eventFilters(repos, c.request.query, state, s);
+      const { ids } = await repos.posts.listEvents({ ...query, withoutPassword: true, limit: MAX_FEED_EVENTS, offset: 0 });
+      const records = await repos.posts.findMany('event', ids);
+      return calendarReply(repos, s, ids.flatMap((id) => records.get(id) ?? []), state, 'Events');
+    }),
+    getEventCalendar: (c, state) => engine.read(async (repos) => {
+      const s = new PostService(repos, config, state);
+      const event = await s.readableEvent(c.request.params.id, c.request.query.password);
+      return calendarReply(repos, s, [event], state, plainText(event.title), c.request.query.password);
+    }),
+    listEvents: (c, state) => engine.read(async (repos) => {
       const q = c.request.query as EventListParams;
-      if (syncRequested(state)) return changes('event', q, state);
+      if (syncRequested(state)) return changes(repos, 'event', q, state);
       const page = q.page ?? 1;
       const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
-      const s = new PostService(deps, state);
-      const { query, seen, bounds } = eventFilters(q, state, s);
-      const { ids, total } = deps.posts.listEvents({ ...query, limit: perPage, offset: (page - 1) * perPage });
+      const s = new PostService(repos, config, state);
+      const { query, seen, bounds } = await eventFilters(repos, q, state, s);
+      const { ids, total } = await repos.posts.listEvents({ ...query, limit: perPage, offset: (page - 1) * perPage });
       if (page > 1 && ids.length === 0) throw new ApiError(404, 'event-archive-page-not-found', 'The requested event archive page does not exist');
-      const records = deps.posts.findMany('event', ids);
-      const events = s.view(ids.map((id) => records.get(id)!).filter(Boolean) as EventRecord[], { single: false, password: q.password });
+      const records = await repos.posts.findMany('event', ids);
+      const events = await s.view(ids.map((id) => records.get(id)!).filter(Boolean) as EventRecord[], { single: false, password: q.password });
 
       const bound = (p: DateParam) => bounds.find((b) => b.param === p)?.value;
       const pairs: Pairs = [
@@ -184,10 +185,10 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
       ].filter(([, v]) => v !== undefined) as Pairs;
       const all = withSent(pairs, state.sent, q as Record<string, unknown>, c.operation.parameters as OperationParams);
       const { body, headers } = envelope('events', events, total, page, perPage, `${state.restBase}/events/`, all);
-      return { status: 200, body: body as never, headers };
-    },
-    listVenues: (c, state) => linkedList('venue', c.request.query as LinkedListParams, c.operation.parameters as OperationParams, state),
-    listOrganizers: (c, state) => linkedList('organizer', c.request.query as LinkedListParams, c.operation.parameters as OperationParams, state),
+      return { status: 200 as const, body: body as never, headers };
+    }),
+    listVenues: (c, state) => engine.read((repos) => linkedList(repos, 'venue', c.request.query as LinkedListParams, c.operation.parameters as OperationParams, state)),
+    listOrganizers: (c, state) => engine.read((repos) => linkedList(repos, 'organizer', c.request.query as LinkedListParams, c.operation.parameters as OperationParams, state)),
   };
 
   /**
@@ -196,7 +197,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
    * walked by position (`next_rest_url`), never by number, so a record changed during a pass cannot push another
    * off a page; a pass ends at a settled time, so a change still being committed is never skipped.
    */
-  function changes(type: PostType, q: SyncParams, state: RequestState) {
+  async function changes(repos: Repositories, type: PostType, q: SyncParams, state: RequestState) {
     const problems: Record<string, string> = {};
     for (const name of state.sent) {
       if (!SYNC_PARAMS.has(name)) problems[name] = 'Cannot be combined with modified_after: a record that stopped matching it could not be reported.';
@@ -209,7 +210,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     if (!seen) problems.status = 'Invalid parameter.';
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
 
-    const s = new PostService(deps, state);
+    const s = new PostService(repos, config, state);
     const utc = (text: string) => toWire(parseDateInput(text, FixedOffsetZone.utcInstance)!.value.toUTC());
     const settled = toWire(s.now.minus({ seconds: SETTLE_SECONDS }));
     const until = q.modified_before !== undefined && utc(q.modified_before) < settled ? utc(q.modified_before) : settled;
@@ -217,14 +218,14 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     // without an id, every change at exactly `modified_after` is excluded
     const afterId = q.modified_after_id ?? Number.MAX_SAFE_INTEGER;
     const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
-    const { changes, total } = deps.posts.listChanges({
+    const { changes, total } = await repos.posts.listChanges({
       type, lang: state.lang, nowUtc: s.nowUtc, statuses: seen!.statuses, viewer: seen!.viewer, after, afterId, until, limit: perPage,
     });
 
-    const records = deps.posts.findMany(type, changes.filter((ch) => ch.readable).map((ch) => ch.id));
+    const records = await repos.posts.findMany(type, changes.filter((ch) => ch.readable).map((ch) => ch.id));
     const readable = changes.flatMap((ch) => records.get(ch.id) ?? []);
-    const wire = new Map(s.view(readable, { single: false, password: q.password }).map((item, i) => [readable[i]!.id, item]));
-    const siteZone = parseZone(deps.config.siteTimezone)!;
+    const wire = new Map((await s.view(readable, { single: false, password: q.password })).map((item, i) => [readable[i]!.id, item]));
+    const siteZone = parseZone(config.siteTimezone)!;
     const items = changes.map((ch) => wire.get(ch.id) ?? {
       id: ch.id,
       status: ch.removed ? 'trash' : 'unavailable',
@@ -246,20 +247,20 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     return { status: 200 as const, body: body as never, headers: { 'X-TEC-Total': String(total), 'X-TEC-TotalPages': String(body.total_pages) } };
   }
 
-  function linkedList(type: 'venue' | 'organizer', q: LinkedListParams, declared: OperationParams, state: RequestState) {
-    if (syncRequested(state)) return changes(type, q, state);
+  async function linkedList(repos: Repositories, type: 'venue' | 'organizer', q: LinkedListParams, declared: OperationParams, state: RequestState) {
+    if (syncRequested(state)) return changes(repos, type, q, state);
     const page = q.page ?? 1;
     const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
     const problems: Record<string, string> = {};
     const seen = visibility(state, CAPABILITY_TYPE[type], q.status);
     if (!seen) problems.status = 'Invalid parameter.';
-    if (q.event !== undefined && deps.posts.typeOf(q.event) !== 'event') problems.event = 'Invalid parameter.';
+    if (q.event !== undefined && (await repos.posts.typeOf(q.event)) !== 'event') problems.event = 'Invalid parameter.';
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
 
-    const s = new PostService(deps, state);
+    const s = new PostService(repos, config, state);
     const eventSeen = visibility(state, CAPABILITY_TYPE.event, undefined)!;
-    const { ids, total } = deps.posts.listLinked({
-      type, lang: state.lang, nowUtc: s.nowUtc, nowLocal: toWire(s.now.setZone(parseZone(deps.config.siteTimezone)!)),
+    const { ids, total } = await repos.posts.listLinked({
+      type, lang: state.lang, nowUtc: s.nowUtc, nowLocal: toWire(s.now.setZone(parseZone(config.siteTimezone)!)),
       statuses: seen!.statuses, viewer: seen!.viewer, eventViewer: eventSeen.viewer,
       words: q.search?.split(/[^\p{L}\p{N}-]+/u).filter(Boolean),
       eventId: q.event,
@@ -268,8 +269,8 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
       limit: perPage, offset: (page - 1) * perPage,
     });
     if (page > 1 && ids.length === 0) throw new ApiError(404, `${type}-archive-page-not-found`, `The requested ${type} archive page does not exist`);
-    const records = deps.posts.findMany(type, ids);
-    const items = s.view(ids.map((id) => records.get(id)!).filter(Boolean) as (VenueRecord | OrganizerRecord)[], { single: false, password: q.password });
+    const records = await repos.posts.findMany(type, ids);
+    const items = await s.view(ids.map((id) => records.get(id)!).filter(Boolean) as (VenueRecord | OrganizerRecord)[], { single: false, password: q.password });
     const pairs = ([['per_page', perPage], ['event', q.event], ['has_events', q.has_events], ['status', seen!.shown]] as Pairs).filter(([, v]) => v !== undefined);
     const { body, headers } = envelope(`${type}s`, items, total, page, perPage, `${state.restBase}/${type}s/`, withSent(pairs, state.sent, q as Record<string, unknown>, declared));
     return { status: 200 as const, body: body as never, headers };

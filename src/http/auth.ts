@@ -1,10 +1,9 @@
 import type { Middleware } from 'koa';
-import type { AuthFailuresRepository } from '../db/authFailures.js';
-import type { Generation } from '../db/generation.js';
+import type { Engine } from '../db/engine.js';
 import { sha256Hex, type CredentialCheck, type CredentialVerifier } from '../domain/passwords.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../errors.js';
 import { clientAddress } from './origin.js';
-import type { Caller } from './state.js';
+import type { Caller } from '../domain/context.js';
 
 const MESSAGES = {
   invalid_username: 'Unknown username. Check again or try your email address.',
@@ -13,7 +12,6 @@ const MESSAGES = {
 
 /** The lock-out of repeated failures (DESIGN §2: ALMANAC_AUTH_MAX_FAILURES within 15 minutes, then a pause). */
 export interface LockoutPolicy {
-  failures: AuthFailuresRepository;
   maxFailures: number;
   lockSeconds: number;
 }
@@ -56,16 +54,13 @@ export class SettledCallers {
   }
 }
 
-/** A database generation as the settled callers compare it. */
-export const generationKey = (g: Generation): string => `${g.version}:${g.changes}`;
-
 /**
  * HTTP Basic with an application password. No Authorization header (or another scheme): anonymous. Credentials
  * that do not verify fail the request with 401 whatever the route, as WordPress does; too many failures from one
  * address for one login lock that pair, and every attempt meanwhile (right password or not) answers 429.
  */
-export function authenticate(verifier: CredentialVerifier, lockout: LockoutPolicy, options: { trustProxy: boolean; settled?: SettledCallers; generation?: () => Generation }): Middleware {
-  const { trustProxy, settled, generation } = options;
+export function authenticate(engine: Engine, verifier: CredentialVerifier, lockout: LockoutPolicy, options: { trustProxy: boolean; settled: SettledCallers }): Middleware {
+  const { trustProxy, settled } = options;
   return async (ctx, next) => {
     ctx.state.user = null;
     const header = ctx.get('Authorization');
@@ -74,37 +69,34 @@ export function authenticate(verifier: CredentialVerifier, lockout: LockoutPolic
       const ip = clientAddress(ctx.req, trustProxy) || null;
       const address = ip ?? 'unknown';
       const now = Date.now();
-      const g = settled ? generation?.() : undefined;
-      const at = g ? generationKey(g) : '';
-      const key = g ? SettledCallers.keyOf(address, header) : '';
-      if (g) {
-        ctx.state.dataVersion = g.version;
-        const caller = settled!.find(key, at, now, ip);
-        if (caller !== undefined) {
-          ctx.state.user = caller;
-          return next();
-        }
+      const at = await engine.generation();
+      ctx.state.generation = at;
+      const key = SettledCallers.keyOf(address, header);
+      const known = settled.find(key, at, now, ip);
+      if (known !== undefined) {
+        ctx.state.user = known;
+        return next();
       }
       const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
       const colon = decoded.indexOf(':');
       const login = (colon < 0 ? decoded : decoded.slice(0, colon)).slice(0, 200);
       const password = colon < 0 ? '' : decoded.slice(colon + 1);
       // the lock-out state and, for credentials verified before, the user, in one read transaction
-      const { before, remembered } = lockout.failures.readTogether(() => {
-        const state = lockout.failures.state(address, login, now);
-        return { before: state, remembered: state.lockedUntil ? null : verifier.remembered(login, password) };
+      const { before, remembered } = await engine.read(async (repos) => {
+        const state = await repos.authFailures.state(address, login, now);
+        return { before: state, remembered: state.lockedUntil ? null : await verifier.remembered(repos.users, login, password) };
       });
       if (before.lockedUntil) throw tooMany(before.lockedUntil, now);
       if (remembered) verifier.noteUse(remembered, ip);
       const check = remembered ?? (await verifier.verify(login, password, ip));
       if (!check.ok) {
-        lockout.failures.fail(address, login, now, { max: lockout.maxFailures, windowMs: FAILURE_WINDOW_MS, lockMs: lockout.lockSeconds * 1000 });
+        await engine.bookkeep((repos) => repos.authFailures.fail(address, login, now, { max: lockout.maxFailures, windowMs: FAILURE_WINDOW_MS, lockMs: lockout.lockSeconds * 1000 }));
         throw new ApiError(401, check.reason, MESSAGES[check.reason]);
       }
-      if (before.recorded) lockout.failures.clear(address, login);
+      if (before.recorded) await engine.bookkeep((repos) => repos.authFailures.clear(address, login));
       const caller: Caller = { id: check.user.id, login: check.user.login, role: check.user.role };
       ctx.state.user = caller;
-      if (g && remembered && !before.recorded) settled!.keep(key, at, now, remembered, caller);
+      if (remembered && !before.recorded) settled.keep(key, at, now, remembered, caller);
     }
     await next();
   };

@@ -5,10 +5,10 @@ import { hasCapabilities } from '../domain/capabilities.js';
 import { parseDateInput, parseZone } from '../domain/dates.js';
 import { webUrl } from '../domain/text.js';
 import { FixedOffsetZone } from 'luxon';
-import { ApiError, forbidden, invalidParam, invalidParams, missingParams, noRoute } from './errors.js';
+import { ApiError, forbidden, invalidParam, invalidParams, missingParams, noRoute } from '../errors.js';
 import { flattenAllOf, type SchemaNode } from './params.js';
 import { HTTP_METHODS, loadSpec, type HttpMethod } from './spec.js';
-import { prefixOf, type Lang, type RequestState } from './state.js';
+import { prefixOf, type Lang, type RequestState } from '../domain/context.js';
 import type { Handlers } from './operation.js';
 
 /** What Almanac needs to know about one operation, computed once from the dereferenced spec. */
@@ -33,7 +33,7 @@ export interface OperationMeta {
 /** Kinds of record a parameter can be required to name (`x-must-exist` in the spec). */
 export type RecordKind = 'event' | 'venue' | 'organizer' | 'category' | 'tag';
 /** Whether a path parameter's value names an existing record of that kind, for the request's language. */
-export type RecordResolver = (kind: RecordKind, value: number | string, state: RequestState) => boolean;
+export type RecordResolver = (kind: RecordKind, value: number | string, state: RequestState) => Promise<boolean>;
 
 const RULE_KEYWORDS = ['format', 'minimum', 'maximum', 'minLength', 'maxLength', 'enum', 'pattern', 'minItems', 'maxItems', 'anyOf', 'oneOf'];
 function isTypeOnly(schema: SchemaNode | undefined): boolean {
@@ -56,29 +56,7 @@ export interface Backend {
   matchPath(path: string): string | null;
 }
 
-/** Runs synchronous reads in one read transaction. */
-export type ReadTransaction = <T>(work: () => T) => T;
-
-/**
- * The handlers of GET operations (but the health check, which must report a failing database itself), each run in
- * one read transaction: a view that needs a dozen statements reads one snapshot and takes the database's read lock
- * once instead of once per statement. GET handlers are synchronous; writes never run inside them.
- */
-function inReadTransactions(handlers: Handlers, read: ReadTransaction): Handlers {
-  const reads = new Set<string>();
-  for (const item of Object.values(loadSpec().paths)) {
-    const id = (item.get as { operationId?: string } | undefined)?.operationId;
-    if (id && id !== 'getHealth') reads.add(id);
-  }
-  const wrapped: Record<string, unknown> = {};
-  for (const [id, handler] of Object.entries(handlers as unknown as Record<string, (...args: unknown[]) => unknown>)) {
-    wrapped[id] = reads.has(id) ? (...args: unknown[]) => read(() => handler(...args)) : handler;
-  }
-  return wrapped as unknown as Handlers;
-}
-
-export async function createBackend(handlers: Handlers, options: { validateResponses: boolean; exists: RecordResolver; readTransaction?: ReadTransaction }): Promise<Backend> {
-  if (options.readTransaction) handlers = inReadTransactions(handlers, options.readTransaction);
+export async function createBackend(handlers: Handlers, options: { validateResponses: boolean; exists: RecordResolver }): Promise<Backend> {
   const api = new OpenAPIBackend({
     definition: structuredClone(loadSpec()) as unknown as Document,
     strict: true,
@@ -107,7 +85,7 @@ export async function createBackend(handlers: Handlers, options: { validateRespo
     validationFail: (c: Context) => {
       throw validationError(c.validation.errors ?? [], meta.get(c.operation.operationId!)!);
     },
-    preOperationHandler: (c: Context, state: RequestState) => {
+    preOperationHandler: async (c: Context, state: RequestState) => {
       c.request.params = c.validation.coerced.params ?? c.request.params;
       c.request.query = c.validation.coerced.query ?? c.request.query;
       const query = c.request.query as { xlate_language?: Lang; wpml_language?: Lang };
@@ -120,7 +98,8 @@ export async function createBackend(handlers: Handlers, options: { validateRespo
       const op = meta.get(c.operation.operationId!)!;
       // WordPress validates these parameters (the record must exist) before it checks permissions.
       const params = c.request.params as Record<string, number | string>;
-      const unknown = op.mustExist.filter((p) => !options.exists(p.kind, params[p.name]!, state)).map((p) => p.name);
+      const unknown: string[] = [];
+      for (const p of op.mustExist) if (!(await options.exists(p.kind, params[p.name]!, state))) unknown.push(p.name);
       if (unknown.length > 0) throw invalidParam(...unknown);
       if (!hasCapabilities(state.user?.role ?? null, op.capabilities)) throw forbidden(state.user !== null);
     },

@@ -1,6 +1,6 @@
 import { bodyParser } from '@koa/bodyparser';
 import type { Middleware } from 'koa';
-import { ApiError, invalidParams } from './errors.js';
+import { ApiError, invalidParams } from '../errors.js';
 import { parseTextTree, undecodablePair, type TextTree } from './params.js';
 
 /** A request body: JSON as parsed, a form body as a text tree (normalised later against the operation). */

@@ -1,17 +1,15 @@
 import type { Middleware } from 'koa';
-import type { Db } from '../db/connection.js';
-import { changesOf, generationOf } from '../db/generation.js';
+import type { Engine } from '../db/engine.js';
 import type { RoutedRequest } from './route.js';
-import type { Caller } from './state.js';
+import type { Caller } from '../domain/context.js';
 
 /**
  * A cache of serialised GET answers that is exactly right, never merely fresh enough:
- * - every entry belongs to one database generation: `PRAGMA data_version` (changes when another connection or
- *   process commits) and `total_changes()` (this connection's writes, triggers included). Any write anywhere makes
- *   every entry unreachable;
+ * - every entry belongs to one generation of the data (`Engine.generation`: the change log's sequence, which every
+ *   write of any process or node moves, and the scheduled records fallen due). Any such write anywhere makes every
+ *   entry unreachable;
  * - list answers also belong to the second they were computed in: their time-dependent parts (default window,
  *   relative dates, "upcoming", scheduled records falling due) are all computed at one-second resolution;
- * - other answers stay valid until the next scheduled record falls due (its effective status changes then);
  * - the key holds the caller (user and role), the site address and the full URL (language, password, `_fields`).
  * The health check is never cached. Entries are bounded in number and bytes, oldest out first.
  */
@@ -62,45 +60,28 @@ const MAX_ENTRIES = 20_000;
 export class ResponseCache {
   private readonly entries = new Map<string, Entry>();
   private readonly maxEntry: number;
-  private readonly ownChanges: () => number;
-  private readonly nextDueOf: () => string | null;
   private bytes = 0;
   private current = '';
-  private nextDue: string | null = null;
   private second = 0;
-  private secondText = '';
 
   /** `maxBytes`: the most serialised bytes kept (ALMANAC_CACHE_MB). */
-  constructor(db: Db, private readonly maxBytes: number) {
+  constructor(private readonly maxBytes: number) {
     this.maxEntry = Math.min(1024 * 1024, maxBytes / 4); // a page of 50 events fits; no one answer crowds out the rest
-    this.ownChanges = changesOf(db);
-    // through the partial indexes of scheduled events and of venue and organizer posts, never a scan of every post
-    const nextDue = db.prepare<{ now: string }, { due: string | null }>(`SELECT MIN(due) AS due FROM (
-      SELECT MIN(date_utc) AS due FROM events WHERE status = 'future' AND date_utc > @now
-      UNION ALL
-      SELECT MIN(date_utc) FROM posts WHERE type <> 'event' AND status = 'future' AND date_utc > @now)`);
-    this.nextDueOf = () => nextDue.get({ now: this.secondText })?.due ?? null;
   }
 
-  /**
-   * Brings the cache to the present: `version` is the `data_version` read for this request. Forgets everything
-   * when the database changed or a scheduled record fell due since the last request.
-   */
-  private settle(version: number): void {
-    const s = Math.floor(Date.now() / 1000);
-    if (s !== this.second) this.secondText = new Date((this.second = s) * 1000).toISOString().slice(0, 19).replace('T', ' ');
-    const seen = `${version}:${this.ownChanges()}`;
-    if (seen !== this.current || (this.nextDue !== null && this.secondText >= this.nextDue)) {
+  /** Brings the cache to the present: forgets everything when the data's generation moved since the last request. */
+  private settle(generation: string): void {
+    this.second = Math.floor(Date.now() / 1000);
+    if (generation !== this.current) {
       this.entries.clear();
       this.bytes = 0;
-      this.current = seen;
-      this.nextDue = this.nextDueOf();
+      this.current = generation;
     }
   }
 
-  /** The answer under `key` if it is still exactly right at database version `version`. */
-  find(key: string, version: number): CachedAnswer | undefined {
-    this.settle(version);
+  /** The answer under `key` if it is still exactly right at this generation of the data. */
+  find(key: string, generation: string): CachedAnswer | undefined {
+    this.settle(generation);
     const entry = this.entries.get(key);
     if (entry === undefined || (entry.second !== -1 && entry.second !== this.second)) return undefined;
     return entry.answer;
@@ -163,16 +144,15 @@ export class ResponseCache {
    * The Koa stage: answers a GET from the cache (after routing and authentication), or lets the handler compute it
    * and offers the response stage a way to keep it (2xx only).
    */
-  middleware(db: Db): Middleware {
-    const generation = generationOf(db);
+  middleware(engine: Engine): Middleware {
     return async (ctx, next) => {
       const routed = ctx.state.routed as RoutedRequest;
       const operation = routed.operation;
       if ((routed.method !== 'GET' && routed.method !== 'HEAD') || !operation || operation.operationId === 'getHealth') return next();
-      // authentication may have read data_version for this request already (see auth.ts): one read lock, not two
-      const version = (ctx.state.dataVersion as number | undefined) ?? generation().version;
+      // authentication may have read the generation for this request already (see auth.ts): one reading, not two
+      const generation = (ctx.state.generation as string | undefined) ?? (await engine.generation());
       const key = cacheKey(ctx.state.user as Caller | null, routed.site, ctx.url);
-      const hit = this.find(key, version);
+      const hit = this.find(key, generation);
       ctx.state.keepReplay = (answer: CachedAnswer, variant: string, lines: () => string[]) => this.keepReplay(key, answer, variant, lines);
       if (hit) {
         ctx.state.cached = hit;

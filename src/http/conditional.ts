@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ApiError } from './errors.js';
+import { ApiError } from '../errors.js';
 
 /**
  * Conditional requests (RFC 9110 §13): strong entity tags over the exact bytes of an answer, `If-None-Match` /

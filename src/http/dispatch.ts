@@ -1,12 +1,12 @@
 import type { Middleware } from 'koa';
 import type { Backend, OperationMeta } from './backend.js';
 import type { RawBody } from './body.js';
-import { invalidParams, noRoute } from './errors.js';
+import { invalidParams, noRoute } from '../errors.js';
 import { normalise, unsafeTextParameter } from './params.js';
 import type { Outcome } from './respond.js';
 import type { RoutedRequest } from './route.js';
 import { describeRoute } from './routeIndex.js';
-import type { Lang, RequestState } from './state.js';
+import type { Lang, RequestState } from '../domain/context.js';
 
 /**
  * Hands the request to openapi-backend (route, validate, coerce, dispatch by operationId) with the body

@@ -1,6 +1,6 @@
 import type { Context } from 'openapi-backend';
 import type { operations } from '../../generated/api.js';
-import type { RequestState } from './state.js';
+import type { RequestState } from '../domain/context.js';
 
 /**
  * The only place that bends the generated types into handler types: every handler is checked against the spec at

@@ -4,9 +4,9 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { replayKey, type CachedAnswer } from './cache.js';
 import { entityTag, notModified } from './conditional.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../errors.js';
 import type { RoutedRequest } from './route.js';
-import type { RequestState } from './state.js';
+import type { RequestState } from '../domain/context.js';
 
 const JSON_TYPE = 'application/json; charset=UTF-8';
 

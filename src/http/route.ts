@@ -4,10 +4,10 @@ import type { Config } from '../config.js';
 import { hasCapabilities, type Role } from '../domain/capabilities.js';
 import { allowedMethods } from './routeIndex.js';
 import type { Backend, OperationMeta } from './backend.js';
-import { ApiError, invalidParams, noRoute } from './errors.js';
+import { ApiError, invalidParams, noRoute } from '../errors.js';
 import { normalise, parseTextTree, TextValues, undecodablePair, type TextTree } from './params.js';
 import { requestHost, requestProtocol } from './origin.js';
-import type { LangPrefix } from './state.js';
+import type { LangPrefix } from '../domain/context.js';
 
 /** A request after the WordPress plumbing: real path and method, language prefix, matched operation. */
 export interface RoutedRequest {

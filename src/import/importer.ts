@@ -1,11 +1,8 @@
 import type { Zone } from 'luxon';
-import type { Db } from '../db/connection.js';
-import { MediaRepository, type MediaRecord } from '../db/media.js';
-import { PostsRepository, type EventRecord, type PostRecord, type PostStatus, type PostType } from '../db/posts.js';
-import { TermsRepository, type Taxonomy } from '../db/terms.js';
-import { UsersRepository } from '../db/users.js';
+import type { Engine, Repositories, WriteUnit } from '../db/engine.js';
+import type { EventRecord, MediaRecord, PostRecord, PostStatus, PostType, Taxonomy } from '../db/records.js';
 import { parseZone } from '../domain/dates.js';
-import type { Lang } from '../http/state.js';
+import type { Lang } from '../domain/context.js';
 import type { Progress } from '../progress.js';
 import { idOf, isBlanked, LANGS, postFromWire, termFromWire, WireError, type SourcePost, type SourceTerm, type Wire } from './records.js';
 import { SourceRefusal, type ListPage, type Params, type Source, type SourceInfo } from './source.js';
@@ -83,6 +80,12 @@ class Skip extends Error {}
 interface PostState { type: PostType; group: number; lang: Lang; globalId: string }
 interface TermState { taxonomy: Taxonomy; group: number; lang: Lang }
 
+/** A constraint of the database refused a write (SQLite or PostgreSQL): the checks before it missed a case. */
+function isConstraintError(err: unknown): boolean {
+  const code = String((err as { code?: unknown } | null)?.code ?? '');
+  return code.startsWith('SQLITE_CONSTRAINT') || /^23\d{3}$/.test(code);
+}
+
 /** Sorted-key JSON, so records built by different code compare by value. */
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
@@ -102,15 +105,14 @@ async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<voi
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
-export async function importSite(db: Db, source: Source, info: SourceInfo, options: ImportOptions): Promise<ImportReport> {
-  return new Importer(db, source, info, options).run();
+/** A dry run decides everything on a read of the database and writes nothing. */
+export async function importSite(engine: Engine, source: Source, info: SourceInfo, options: ImportOptions): Promise<ImportReport> {
+  return new Importer(engine, source, info, options).run();
 }
 
 class Importer {
-  private readonly posts: PostsRepository;
-  private readonly terms: TermsRepository;
-  private readonly users: UsersRepository;
-  private readonly media: MediaRepository;
+  /** The repositories of the unit of work under way (one page at a time). */
+  private repos!: Repositories;
   private readonly zone: Zone;
   private readonly langs: (Lang | null)[];
   private readonly report: ImportReport;
@@ -128,11 +130,7 @@ class Importer {
   /** The source site as its global ids name it. */
   private postSite: string | null = null;
 
-  constructor(private readonly db: Db, private readonly source: Source, private readonly info: SourceInfo, private readonly options: ImportOptions) {
-    this.posts = new PostsRepository(db);
-    this.terms = new TermsRepository(db);
-    this.users = new UsersRepository(db);
-    this.media = new MediaRepository(db);
+  constructor(private readonly engine: Engine, private readonly source: Source, private readonly info: SourceInfo, private readonly options: ImportOptions) {
     this.zone = parseZone(options.siteTimezone)!;
     this.langs = info.languageParam ? [...LANGS] : [null];
     const tallies = Object.fromEntries(RESOURCES.map((r) => [r, { created: 0, updated: 0, unchanged: 0, skipped: 0, older: 0 }])) as Record<Resource, Tally>;
@@ -201,26 +199,33 @@ class Importer {
 
   // ---- writing ---------------------------------------------------------------------------------------------------
 
-  /** One transaction (none in a dry run, which writes nothing). */
-  private inPage(work: () => void): void {
-    if (this.options.dryRun) work();
-    else this.db.transaction(work).immediate();
+  /** One unit of work: a write (a read in a dry run, which writes nothing); records run one after the other in it. */
+  private async inPage(work: () => Promise<void>): Promise<void> {
+    const run = async (repos: Repositories, unit: WriteUnit | null) => {
+      this.repos = repos;
+      this.unit = unit;
+      await work();
+    };
+    if (this.options.dryRun) await this.engine.read((repos) => run(repos, null));
+    else await this.engine.write((unit) => run(unit, unit));
   }
 
+  private unit: WriteUnit | null = null;
+
   /** One record: a savepoint; a `Skip` (or a constraint the checks missed) rolls it back and is reported. */
-  private inRecord(resource: Resource, id: number, work: () => void): void {
+  private async inRecord(resource: Resource, id: number, work: () => Promise<void>): Promise<void> {
     try {
-      if (this.options.dryRun) work();
-      else this.db.transaction(work)();
+      if (this.unit) await this.unit.savepoint(work);
+      else await work();
     } catch (err) {
       if (err instanceof Skip) this.skip(resource, id, err.message);
-      else if ((err as { code?: unknown }).code?.toString().startsWith('SQLITE_CONSTRAINT')) this.skip(resource, id, `the database refused it: ${(err as Error).message}`);
+      else if (isConstraintError(err)) this.skip(resource, id, `the database refused it: ${(err as Error).message}`);
       else throw err;
     }
   }
 
-  private write(work: () => void): void {
-    if (!this.options.dryRun) work();
+  private async write(work: () => Promise<unknown>): Promise<void> {
+    if (!this.options.dryRun) await work();
   }
 
   private skip(resource: Resource, id: number | null, reason: string): void {
@@ -267,30 +272,38 @@ class Importer {
     for (const term of found.values()) place(term, 0);
 
     const deferred: SourceTerm[] = [];
-    this.inPage(() => ordered.forEach((t) => this.inRecord(resource, t.id, () => this.importTerm(t, deferred))));
-    this.inPage(() => deferred.forEach((t) => this.inRecord(resource, t.id, () => this.importTerm(t, null))));
+    await this.inPage(async () => {
+      for (const t of ordered) await this.inRecord(resource, t.id, () => this.importTerm(t, deferred));
+    });
+    await this.inPage(async () => {
+      for (const t of deferred) await this.inRecord(resource, t.id, () => this.importTerm(t, null));
+    });
   }
 
   /** A term here that came from the source (or was handled in this run). */
-  private ownTerm(taxonomy: Taxonomy, id: number): boolean {
+  private async ownTerm(taxonomy: Taxonomy, id: number): Promise<boolean> {
     const state = this.termStates.get(id);
     if (state) return state.taxonomy === taxonomy;
-    return this.terms.findById(id)?.taxonomy === taxonomy && this.terms.sourceOf(id) === this.info.site;
+    return (await this.repos.terms.findById(id))?.taxonomy === taxonomy && (await this.repos.terms.sourceOf(id)) === this.info.site;
   }
 
-  private termGroupOf(id: number): { group: number; lang: Lang } | null {
+  private async termGroupOf(id: number): Promise<{ group: number; lang: Lang } | null> {
     const state = this.termStates.get(id);
     if (state) return state;
-    const term = this.terms.findById(id);
+    const term = await this.repos.terms.findById(id);
     return term ? { group: term.translationGroup, lang: term.lang } : null;
   }
 
   /** The translation group of a term: the one it shares with a translation already here, else its own. */
-  private termGroup(t: SourceTerm, current: number | null): number {
-    const groups = t.siblings.filter((s) => this.ownTerm(t.taxonomy, s)).sort((a, b) => a - b).map((s) => this.termGroupOf(s)!.group);
+  private async termGroup(t: SourceTerm, current: number | null): Promise<number> {
+    const groups: number[] = [];
+    for (const s of [...t.siblings].sort((a, b) => a - b)) if (await this.ownTerm(t.taxonomy, s)) groups.push((await this.termGroupOf(s))!.group);
     if (current !== null && groups.includes(current)) return current;
-    const taken = (group: number) => this.slotTaken(t.taxonomy, group, t.lang, t.id, this.terms.translations(t.taxonomy, [group]).get(group)?.[t.lang]);
-    return groups.find((g) => !taken(g)) ?? current ?? t.id;
+    for (const g of groups) {
+      const here = (await this.repos.terms.translations(t.taxonomy, [g])).get(g)?.[t.lang];
+      if (!this.slotTaken(t.taxonomy, g, t.lang, t.id, here)) return g;
+    }
+    return current ?? t.id;
   }
 
   /** Whether another record has the language `lang` in translation group `group` (here, or planned by this run). */
@@ -303,32 +316,32 @@ class Importer {
     this.slots.set(`${kind}|${state.group}|${state.lang}`, id);
   }
 
-  private importTerm(t: SourceTerm, deferred: SourceTerm[] | null): void {
+  private async importTerm(t: SourceTerm, deferred: SourceTerm[] | null): Promise<void> {
     const resource = RESOURCE[t.taxonomy];
     const noun = NOUN[t.taxonomy];
-    const existing = this.terms.findById(t.id);
-    const ours = this.termStates.has(t.id) || (existing !== null && existing.taxonomy === t.taxonomy && this.terms.sourceOf(t.id) === this.info.site);
+    const existing = await this.repos.terms.findById(t.id);
+    const ours = this.termStates.has(t.id) || (existing !== null && existing.taxonomy === t.taxonomy && (await this.repos.terms.sourceOf(t.id)) === this.info.site);
     if (existing && !ours) throw new Skip(`its id belongs to another ${NOUN[existing.taxonomy]} in Almanac (“${existing.name}”)`);
     let parentId = t.parentId;
-    if (parentId !== 0 && (parentId === t.id || !this.ownTerm('category', parentId))) {
+    if (parentId !== 0 && (parentId === t.id || !(await this.ownTerm('category', parentId)))) {
       this.report.warnings.push(`${noun} ${t.id}: its parent category ${parentId} is not in Almanac; imported at the top level`);
       parentId = 0;
     }
-    const owner = this.terms.slugOwner(t.taxonomy, t.lang, t.slug);
+    const owner = await this.repos.terms.slugOwner(t.taxonomy, t.lang, t.slug);
     if (owner !== null && owner !== t.id) {
       // a term of the same source may give that slug up later in this run (renamed on the source)
-      if (deferred && this.ownTerm(t.taxonomy, owner)) {
+      if (deferred && (await this.ownTerm(t.taxonomy, owner))) {
         deferred.push(t);
         return;
       }
       throw new Skip(`its slug “${t.slug}” belongs to another ${noun} in Almanac (id ${owner})`);
     }
-    const group = this.termGroup(t, existing?.translationGroup ?? null);
+    const group = await this.termGroup(t, existing?.translationGroup ?? null);
     this.termStates.set(t.id, { taxonomy: t.taxonomy, group, lang: t.lang });
     this.takeSlot(t.taxonomy, { group, lang: t.lang }, t.id);
     const fields = { name: t.name, slug: t.slug, description: t.description, parentId };
     if (!existing) {
-      this.write(() => this.terms.insertAs(t.id, group, { taxonomy: t.taxonomy, lang: t.lang, ...fields }, this.info.site));
+      await this.write(() => this.repos.terms.insertAs(t.id, group, { taxonomy: t.taxonomy, lang: t.lang, ...fields }, this.info.site));
       this.count(resource, 'created');
       return;
     }
@@ -338,9 +351,9 @@ class Importer {
       this.count(resource, 'unchanged');
       return;
     }
-    this.write(() => {
-      this.terms.update(t.id, fields);
-      if (existing.lang !== t.lang || existing.translationGroup !== group) this.terms.setTranslation(t.id, t.lang, group);
+    await this.write(async () => {
+      await this.repos.terms.update(t.id, fields);
+      if (existing.lang !== t.lang || existing.translationGroup !== group) await this.repos.terms.setTranslation(t.id, t.lang, group);
     });
     this.count(resource, 'updated');
   }
@@ -351,9 +364,13 @@ class Importer {
     const deferred: { wire: Wire; lang: Lang }[] = [];
     await this.walk(RESOURCE[type], async (items, lang) => {
       if (type === 'organizer') await this.findProtectedOrganizers(items);
-      this.inPage(() => items.forEach((w) => this.importPost(type, w, lang, deferred)));
+      await this.inPage(async () => {
+        for (const w of items) await this.importPost(type, w, lang, deferred);
+      });
     });
-    this.inPage(() => deferred.forEach((d) => this.importPost(type, d.wire, d.lang, null)));
+    await this.inPage(async () => {
+      for (const d of deferred) await this.importPost(type, d.wire, d.lang, null);
+    });
   }
 
   /**
@@ -371,7 +388,7 @@ class Importer {
   }
 
   /** `deferred`: where a record whose slug another record of the source still holds waits; null on that retry. */
-  private importPost(type: PostType, w: Wire, lang: Lang, deferred: { wire: Wire; lang: Lang }[] | null): void {
+  private async importPost(type: PostType, w: Wire, lang: Lang, deferred: { wire: Wire; lang: Lang }[] | null): Promise<void> {
     const resource = RESOURCE[type];
     const id = idOf(w);
     if (id === null) return this.skip(resource, null, 'it has no numeric id');
@@ -390,8 +407,8 @@ class Importer {
       return this.skip(resource, id, `the source's record cannot be read: ${err.message}`);
     }
     this.postSite ??= source.globalId.replace(/\?id=\d+$/, '');
-    this.inRecord(resource, id, () => {
-      if (this.writePost(source) === 'slug taken by the source') {
+    await this.inRecord(resource, id, async () => {
+      if ((await this.writePost(source)) === 'slug taken by the source') {
         if (!deferred) throw new Skip(`its slug “${source.record.slug}” belongs to another ${NOUN[type]} of the source in Almanac`);
         deferred.push({ wire: w, lang });
       }
@@ -399,48 +416,53 @@ class Importer {
   }
 
   /** A post here that is the source's record `globalId` (or was handled in this run). */
-  private ownPost(type: PostType, id: number, globalId: string): boolean {
+  private async ownPost(type: PostType, id: number, globalId: string): Promise<boolean> {
     const state = this.postStates.get(id);
     if (state) return state.type === type;
-    const record = this.posts.findById(id);
+    const record = await this.repos.posts.findById(id);
     return record !== null && record.type === type && record.globalIdLineage.includes(globalId);
   }
 
   /** The translation group of a post: the one it shares with a translation already here, else its own. */
-  private postGroup(source: SourcePost, site: string, current: number | null): number {
+  private async postGroup(source: SourcePost, site: string, current: number | null): Promise<number> {
     const { type, lang } = source.record;
-    const groups = source.siblings.filter((s) => this.ownPost(type, s, `${site}?id=${s}`)).sort((a, b) => a - b)
-      .map((s) => this.postStates.get(s)?.group ?? this.posts.findById(s)!.translationGroup);
+    const groups: number[] = [];
+    for (const s of [...source.siblings].sort((a, b) => a - b)) {
+      if (await this.ownPost(type, s, `${site}?id=${s}`)) groups.push(this.postStates.get(s)?.group ?? (await this.repos.posts.findById(s))!.translationGroup);
+    }
     if (current !== null && groups.includes(current)) return current;
-    const taken = (group: number) => this.slotTaken(type, group, lang, source.id, this.posts.translations(type, [group]).get(group)?.[lang]);
-    return groups.find((g) => !taken(g)) ?? current ?? source.id;
+    for (const g of groups) {
+      const here = (await this.repos.posts.translations(type, [g])).get(g)?.[lang];
+      if (!this.slotTaken(type, g, lang, source.id, here)) return g;
+    }
+    return current ?? source.id;
   }
 
   /** The image's id here: the media record of its URL, else a new one (keeping the source id when free). */
-  private imagePlan(image: MediaRecord): { id: number | null; write: boolean } {
-    const byUrl = this.media.findByUrl(image.url);
+  private async imagePlan(image: MediaRecord): Promise<{ id: number | null; write: boolean }> {
+    const byUrl = await this.repos.media.findByUrl(image.url);
     if (byUrl) {
       const same = byUrl.extension === image.extension && byUrl.width === image.width && byUrl.height === image.height
         && byUrl.filesize === image.filesize && canonical(byUrl.sizes) === canonical(image.sizes);
       return { id: byUrl.id, write: !same };
     }
-    return { id: this.media.findById(image.id) ? null : image.id, write: true };
+    return { id: (await this.repos.media.findById(image.id)) ? null : image.id, write: true };
   }
 
-  private writePost(source: SourcePost): 'done' | 'slug taken by the source' {
+  private async writePost(source: SourcePost): Promise<'done' | 'slug taken by the source'> {
     const { id, globalId } = source;
     const type = source.record.type;
     const resource = RESOURCE[type];
     const noun = NOUN[type];
     const site = globalId.replace(/\?id=\d+$/, '');
-    const current = this.posts.findById(id);
+    const current = await this.repos.posts.findById(id);
     if (current && (current.type !== type || !current.globalIdLineage.includes(globalId))) {
       throw new Skip(`its id belongs to another ${NOUN[current.type]} in Almanac (“${current.title}”)`);
     }
     const record = { ...source.record } as Omit<PostRecord, 'id' | 'translationGroup'>;
-    const owner = this.posts.slugOwner(type, record.lang, record.slug);
+    const owner = await this.repos.posts.slugOwner(type, record.lang, record.slug);
     if (owner !== null && owner !== id) {
-      const held = this.posts.findById(owner)!;
+      const held = (await this.repos.posts.findById(owner))!;
       if (held.globalIdLineage.includes(`${site}?id=${owner}`)) return 'slug taken by the source';
       throw new Skip(`its slug “${record.slug}” belongs to another ${noun} in Almanac (id ${owner})`);
     }
@@ -449,19 +471,20 @@ class Importer {
     if (record.type === 'event') {
       const event = record as Omit<EventRecord, 'id' | 'translationGroup'>;
       const missing: string[] = [];
-      const keep = (link: SourcePost['linked'][number]) => {
-        const ok = this.ownPost(link.type, link.id, link.globalId ?? `${site}?id=${link.id}`);
-        if (!ok) missing.push(`${link.type} ${link.id}`);
-        return ok;
-      };
-      event.venueId = source.linked.filter((l) => l.type === 'venue' && keep(l)).map((l) => l.id)[0] ?? 0;
-      event.organizerIds = source.linked.filter((l) => l.type === 'organizer' && keep(l)).map((l) => l.id);
-      event.termIds = event.termIds.filter((t) => {
-        const taxonomy = this.termStates.get(t)?.taxonomy ?? this.terms.findById(t)?.taxonomy;
-        const ok = taxonomy !== undefined && this.ownTerm(taxonomy, t);
-        if (!ok) missing.push(`term ${t}`);
-        return ok;
-      });
+      const kept: SourcePost['linked'] = [];
+      for (const link of source.linked) {
+        if (await this.ownPost(link.type, link.id, link.globalId ?? `${site}?id=${link.id}`)) kept.push(link);
+        else missing.push(`${link.type} ${link.id}`);
+      }
+      event.venueId = kept.filter((l) => l.type === 'venue').map((l) => l.id)[0] ?? 0;
+      event.organizerIds = kept.filter((l) => l.type === 'organizer').map((l) => l.id);
+      const terms: number[] = [];
+      for (const t of event.termIds) {
+        const taxonomy = this.termStates.get(t)?.taxonomy ?? (await this.repos.terms.findById(t))?.taxonomy;
+        if (taxonomy !== undefined && (await this.ownTerm(taxonomy, t))) terms.push(t);
+        else missing.push(`term ${t}`);
+      }
+      event.termIds = terms;
       event.parentId = current?.type === 'event' ? current.parentId : 0;
       if (missing.length) this.report.warnings.push(`event ${id}: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not in Almanac; imported without ${missing.length === 1 ? 'it' : 'them'}`);
     }
@@ -471,11 +494,11 @@ class Importer {
     record.password = current?.password ?? '';
     record.statusBeforeTrash = record.status !== 'trash' ? null : current?.status === 'trash' ? current.statusBeforeTrash : ((current?.status as PostStatus | undefined) ?? null);
     record.globalIdLineage = [...new Set([...(current?.globalIdLineage ?? []), ...record.globalIdLineage, globalId])];
-    const image = source.image ? this.imagePlan(source.image) : null;
+    const image = source.image ? await this.imagePlan(source.image) : null;
     record.imageId = image ? (image.id ?? -1) : 0;
-    const newAuthor = record.authorId !== 0 && !this.users.findById(record.authorId) && !this.report.authorsCreated.includes(record.authorId);
+    const newAuthor = record.authorId !== 0 && !(await this.repos.users.findById(record.authorId)) && !this.report.authorsCreated.includes(record.authorId);
 
-    const group = this.postGroup(source, site, current?.translationGroup ?? null);
+    const group = await this.postGroup(source, site, current?.translationGroup ?? null);
     this.postStates.set(id, { type, group, lang: record.lang, globalId });
     this.takeSlot(type, { group, lang: record.lang }, id);
     if (current && !image?.write && !newAuthor && current.translationGroup === group && canonical(comparable({ ...record, id, translationGroup: group } as PostRecord)) === canonical(comparable(current))) {
@@ -483,30 +506,30 @@ class Importer {
       return 'done';
     }
     if (newAuthor) {
-      this.write(() => this.createAuthor(record.authorId));
+      await this.write(() => this.createAuthor(record.authorId));
       this.report.authorsCreated.push(record.authorId);
     }
-    this.write(() => {
+    await this.write(async () => {
       if (source.image) {
-        record.imageId = this.media.save(source.image);
+        record.imageId = await this.repos.media.save(source.image);
         if (record.imageId !== source.image.id) this.report.warnings.push(`${noun} ${id}: its image ${source.image.id} is image ${record.imageId} here (the id was taken)`);
       }
       if (!current) {
-        this.posts.insertAs(id, group, record);
+        await this.repos.posts.insertAs(id, group, record);
         return;
       }
-      this.posts.update({ ...record, id, translationGroup: current.translationGroup } as PostRecord);
-      if (current.translationGroup !== group) this.posts.setTranslationGroup(id, group);
+      await this.repos.posts.update({ ...record, id, translationGroup: current.translationGroup } as PostRecord);
+      if (current.translationGroup !== group) await this.repos.posts.setTranslationGroup(id, group);
     });
     this.count(resource, current ? 'updated' : 'created');
     return 'done';
   }
 
   /** An author of the source that is no user here: a user with that id, role author and no password. */
-  private createAuthor(id: number): void {
+  private async createAuthor(id: number): Promise<void> {
     let login = `author-${id}`;
-    for (let n = 2; this.users.findByLoginOrEmail(login); n++) login = `author-${id}-${n}`;
-    this.users.create({ id, login, email: null, role: 'author' });
+    for (let n = 2; await this.repos.users.findByLoginOrEmail(login); n++) login = `author-${id}-${n}`;
+    await this.repos.users.create({ id, login, email: null, role: 'author' });
   }
 
   // ---- events no list shows ---------------------------------------------------------------------------------------
@@ -518,7 +541,7 @@ class Importer {
    */
   private async importUnlisted(): Promise<void> {
     const site = this.postSite ?? this.info.site;
-    const imported = this.posts.idsWithLineageFrom(site);
+    const imported = await this.engine.read((repos) => repos.posts.idsWithLineageFrom(site));
     const highest = [...this.seenPosts].reduce((a, b) => Math.max(a, b), 0);
     const candidates = new Set<number>(imported);
     for (let id = 1; id <= highest + PROBE_MARGIN; id++) candidates.add(id);
@@ -540,9 +563,13 @@ class Importer {
         bar.advance();
       });
       found.sort((a, b) => idOf(a.wire)! - idOf(b.wire)!);
-      this.inPage(() => found.forEach((f) => this.importPost('event', f.wire, f.lang, deferred)));
+      await this.inPage(async () => {
+        for (const f of found) await this.importPost('event', f.wire, f.lang, deferred);
+      });
     }
-    this.inPage(() => deferred.forEach((d) => this.importPost('event', d.wire, d.lang, null)));
+    await this.inPage(async () => {
+      for (const d of deferred) await this.importPost('event', d.wire, d.lang, null);
+    });
     bar.done();
   }
 

@@ -1,13 +1,13 @@
 import { DateTime, type Zone } from 'luxon';
-import type { MediaRecord } from '../db/media.js';
-import type { EventRecord, OrganizerRecord, PostBase, PostStatus, PostType, VenueRecord } from '../db/posts.js';
-import type { Taxonomy, TermRecord } from '../db/terms.js';
+import type { MediaRecord } from '../db/records.js';
+import type { EventRecord, OrganizerRecord, PostBase, PostStatus, PostType, VenueRecord } from '../db/records.js';
+import type { Taxonomy, TermRecord } from '../db/records.js';
 import { costValues, formatCost, type CostCurrency } from '../domain/cost.js';
 import { toWire, WIRE_FORMAT } from '../domain/dates.js';
 import { fromUtcWire } from '../domain/eventTimes.js';
 import { autop, renderTitle } from '../domain/html.js';
 import { escapeTermName } from '../domain/text.js';
-import type { Lang } from '../http/state.js';
+import type { Lang } from '../domain/context.js';
 
 /**
  * Records of the plugin's API (reference resources.md §1–4) read back into Almanac's records. The wire shows text

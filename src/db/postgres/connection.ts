@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { DatabaseUnavailable, StorageFull } from '../errors.js';
+import { DatabaseUnavailable, StorageFull } from '../../errors.js';
 
 /** What a pool or a checked-out client both offer: one statement, its rows. */
 export interface Queryable {

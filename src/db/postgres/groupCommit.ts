@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { DatabaseUnavailable } from '../errors.js';
+import { DatabaseUnavailable } from '../../errors.js';
 import { classify } from './connection.js';
 
 /** The key of the transaction lock every write of every node takes: writes are serialised, as on SQLite. */

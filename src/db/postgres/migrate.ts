@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { join } from 'node:path';
 import { projectRoot } from '../../paths.js';
-import { loadMigrations, MigrationError, type Migration } from '../migrate.js';
+import { loadMigrations, MigrationError, type Migration } from '../migrations.js';
 
 export const postgresMigrationsDir = join(projectRoot, 'src', 'db', 'postgres', 'migrations');
 

@@ -1,14 +1,13 @@
+import type { AuthFailuresRepository } from '../engine.js';
 import type { Db } from './connection.js';
 
 interface Row { failures: number; window_start: number; locked_until: number }
 
 /** Failed authentications per (client address, login), for the lock-out (migration 0006). */
-export class AuthFailuresRepository {
+export class SqliteAuthFailures implements AuthFailuresRepository {
   private readonly stmts;
-  private readonly together: { deferred: <T>(work: () => T) => T };
 
-  constructor(private readonly db: Db) {
-    this.together = db.transaction(<T>(work: () => T): T => work()) as unknown as { deferred: <T>(work: () => T) => T };
+  constructor(db: Db) {
     this.stmts = {
       get: db.prepare<[string, string], Row>('SELECT failures, window_start, locked_until FROM auth_failures WHERE address = ? AND login = ?'),
       put: db.prepare(`INSERT INTO auth_failures (address, login, failures, window_start, locked_until) VALUES (@address, @login, @failures, @start, @locked)
@@ -17,30 +16,23 @@ export class AuthFailuresRepository {
     };
   }
 
-  /** Runs reads (of this and other repositories) in one read transaction: one snapshot, one lock instead of several. */
-  readTogether<T>(work: () => T): T {
-    return this.together.deferred(work);
-  }
-
   /** Until when the pair is locked (Unix ms; 0: not locked), and whether any failure is on record. */
-  state(address: string, login: string, now: number): { lockedUntil: number; recorded: boolean } {
+  async state(address: string, login: string, now: number): Promise<{ lockedUntil: number; recorded: boolean }> {
     const row = this.stmts.get.get(address, login);
     return { lockedUntil: row && row.locked_until > now ? row.locked_until : 0, recorded: Boolean(row) };
   }
 
   /** Counts a failure; returns until when the pair is now locked (0: not locked). */
-  fail(address: string, login: string, now: number, limits: { max: number; windowMs: number; lockMs: number }): number {
-    return this.db.transaction(() => {
-      const row = this.stmts.get.get(address, login);
-      const fresh = !row || now - row.window_start > limits.windowMs;
-      const failures = fresh ? 1 : row.failures + 1;
-      const locked = failures >= limits.max ? now + limits.lockMs : 0;
-      this.stmts.put.run({ address, login, failures: locked ? 0 : failures, start: fresh || locked ? now : row.window_start, locked });
-      return locked;
-    }).immediate();
+  async fail(address: string, login: string, now: number, limits: { max: number; windowMs: number; lockMs: number }): Promise<number> {
+    const row = this.stmts.get.get(address, login);
+    const fresh = !row || now - row.window_start > limits.windowMs;
+    const failures = fresh ? 1 : row.failures + 1;
+    const locked = failures >= limits.max ? now + limits.lockMs : 0;
+    this.stmts.put.run({ address, login, failures: locked ? 0 : failures, start: fresh || locked ? now : row.window_start, locked });
+    return locked;
   }
 
-  clear(address: string, login: string): void {
+  async clear(address: string, login: string): Promise<void> {
     this.stmts.clear.run(address, login);
   }
 }

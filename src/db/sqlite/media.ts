@@ -1,20 +1,10 @@
+import type { MediaRepository } from '../engine.js';
+import type { MediaRecord } from '../records.js';
+import { toMedia, type MediaRow } from '../rows.js';
 import type { Db } from './connection.js';
 
-/** A media record: an image known by its URL (Almanac keeps no files; sizes are known only when given). */
-export interface MediaRecord {
-  id: number;
-  url: string;
-  extension: string;
-  width: number | null;
-  height: number | null;
-  filesize: number | null;
-  sizes: Record<string, unknown> | null;
-}
 
-interface MediaRow { id: number; url: string; extension: string; width: number | null; height: number | null; filesize: number | null; sizes: string | null }
-const toMedia = (r: MediaRow): MediaRecord => ({ ...r, sizes: r.sizes ? (JSON.parse(r.sizes) as Record<string, unknown>) : null });
-
-export class MediaRepository {
+export class SqliteMedia implements MediaRepository {
   private readonly stmts;
 
   constructor(db: Db) {
@@ -28,7 +18,7 @@ export class MediaRepository {
     };
   }
 
-  findByUrl(url: string): MediaRecord | null {
+  async findByUrl(url: string): Promise<MediaRecord | null> {
     const row = this.stmts.byUrl.get(url);
     return row ? toMedia(row) : null;
   }
@@ -37,7 +27,7 @@ export class MediaRepository {
    * Stores an image as another site describes it (an import): the record of its URL, updated to the description,
    * or a new one that keeps the given id when that id is free. Returns the id it has here.
    */
-  save(media: MediaRecord): number {
+  async save(media: MediaRecord): Promise<number> {
     const row = { ...media, sizes: media.sizes ? JSON.stringify(media.sizes) : null };
     const existing = this.stmts.byUrl.get(media.url);
     if (existing) {
@@ -53,17 +43,17 @@ export class MediaRepository {
     return Number(this.stmts.insertAs.run({ ...row, id: null, created }).lastInsertRowid);
   }
 
-  findById(id: number): MediaRecord | null {
+  async findById(id: number): Promise<MediaRecord | null> {
     const row = this.stmts.byId.get(id);
     return row ? toMedia(row) : null;
   }
 
   /** The media record of a URL, registered on first use (no download). */
-  register(url: string): MediaRecord {
-    const existing = this.findByUrl(url);
+  async register(url: string): Promise<MediaRecord> {
+    const existing = await this.findByUrl(url);
     if (existing) return existing;
     const extension = /\.([A-Za-z0-9]{1,5})(?:[?#]|$)/.exec(new URL(url).pathname)?.[1]?.toLowerCase() ?? '';
     const id = Number(this.stmts.insert.run({ url, extension, created: new Date().toISOString().slice(0, 19).replace('T', ' ') }).lastInsertRowid);
-    return this.findById(id)!;
+    return (await this.findById(id))!;
   }
 }

@@ -1,10 +1,8 @@
 import { DateTime } from 'luxon';
 import type { components } from '../../generated/api.js';
 import type { Config } from '../config.js';
-import type { MediaRepository } from '../db/media.js';
-import type { EventRecord, NewRecord, OrganizerRecord, PostBase, PostRecord, PostsRepository, PostStatus, PostType, RecordOf, VenueRecord } from '../db/posts.js';
-import type { Taxonomy, TermsRepository } from '../db/terms.js';
-import type { UsersRepository } from '../db/users.js';
+import type { Engine, Repositories } from '../db/engine.js';
+import type { EventRecord, NewRecord, OrganizerRecord, PostBase, PostRecord, PostStatus, PostType, RecordOf, Taxonomy, VenueRecord } from '../db/records.js';
 import { hasCapabilities } from '../domain/capabilities.js';
 import { currencyOf } from '../domain/cost.js';
 import { parseZone, toWire } from '../domain/dates.js';
@@ -16,18 +14,10 @@ import { TAXONOMY } from '../domain/termView.js';
 import { isTruthy } from '../http/params.js';
 import { sanitizeTextField, slugify, webUrl } from '../domain/text.js';
 import { entityTag, httpDate, requireMatch } from '../http/conditional.js';
-import { ApiError, forbidden, invalidParam, invalidParams } from '../http/errors.js';
+import { ApiError, forbidden, invalidParam, invalidParams } from '../errors.js';
 import { allowedMethods } from '../http/routeIndex.js';
 import { NAMESPACE_PATH } from '../http/spec.js';
-import type { RequestState } from '../http/state.js';
-
-export interface PostDeps {
-  posts: PostsRepository;
-  terms: TermsRepository;
-  media: MediaRepository;
-  users: UsersRepository;
-  config: Config;
-}
+import type { RequestState } from '../domain/context.js';
 
 type Schemas = components['schemas'];
 /** Request bodies of the three post types, as the spec defines them (seed §2.2–2.4 plus Almanac's extensions). */
@@ -46,15 +36,35 @@ export const passwordOf = (c: { request: { query: object } }) => (c.request.quer
 /** The trash suffix WordPress gives a trashed record's slug, freeing the original. */
 const TRASHED = '__trashed';
 
-/** Reads and writes of events, venues and organizers for one request: the rules they share, in one place. */
+/**
+ * The units of work of post requests: a PostService for the request inside one engine read, or one write that also
+ * builds the answer (the record as the write left it, read in the same transaction) and is acknowledged once durable.
+ */
+export class PostUnits {
+  constructor(private readonly engine: Engine, private readonly config: Config) {}
+
+  read<T>(state: RequestState, work: (s: PostService) => Promise<T>): Promise<T> {
+    return this.engine.read((repos) => work(new PostService(repos, this.config, state)));
+  }
+
+  write<T>(state: RequestState, work: (s: PostService) => Promise<T>): Promise<T> {
+    return this.engine.write((unit) => work(new PostService(unit, this.config, state, unit.now)));
+  }
+}
+
+/**
+ * Reads and writes of events, venues and organizers for one request, inside one unit of work (a read, or a write
+ * and then the answer it gives): the rules they share, in one place.
+ */
 export class PostService {
-  /** The request's time; a write moves it to when the write lock is held (see `write`). */
-  now = DateTime.utc();
-  nowUtc = toWire(this.now);
+  readonly nowUtc: string;
 
-  constructor(private readonly deps: PostDeps, private readonly state: RequestState) {}
+  /** `now`: the request's time; in a write, when the write lock was taken (modification times follow commits). */
+  constructor(private readonly repos: Repositories, private readonly config: Config, private readonly state: RequestState, readonly now: DateTime = DateTime.utc()) {
+    this.nowUtc = toWire(now);
+  }
 
-  view(records: PostRecord[], options: ViewOptions, view = new PostView(this.deps, this.state, this.nowUtc)) {
+  view(records: PostRecord[], options: ViewOptions, view = new PostView(this.repos, this.state, this.nowUtc)) {
     const type = records[0]?.type;
     if (type === 'event') return view.events(records as EventRecord[], options);
     if (type === 'venue') return view.venues(records as VenueRecord[], options);
@@ -64,8 +74,8 @@ export class PostService {
   // ---- reads -------------------------------------------------------------------------------------------------
 
   /** The event an id names, with the plugin's errors (404, 400, 403 trashed / not accessible / password). */
-  readableEvent(id: number, password: string | undefined): EventRecord {
-    return this.readable(this.eventById(id), password);
+  async readableEvent(id: number, password: string | undefined): Promise<EventRecord> {
+    return this.readable(await this.eventById(id), password);
   }
 
   /** An event record as read, if this caller may read it (the errors of `readableEvent`). */
@@ -77,36 +87,42 @@ export class PostService {
   }
 
   /** What this caller's GET of the record answers (`password` as that GET would send it). */
-  single(record: PostRecord, password: string | undefined) {
-    return this.singleAnswer(record, password).body;
+  async single(record: PostRecord, password: string | undefined): Promise<unknown> {
+    return (await this.singleAnswer(record, password)).body;
   }
 
   /**
    * A GET by id or slug: the body, and its `Last-Modified`: the record's own change or, when later, that of the venue
    * or organizers it names (as the view read them). Terms have no modification time; the ETag covers them.
    */
-  singleAnswer(record: PostRecord, password: string | undefined): { body: unknown; headers: { 'Last-Modified': string } } {
+  async singleAnswer(record: PostRecord, password: string | undefined): Promise<{ body: unknown; headers: { 'Last-Modified': string } }> {
     const readable = record.type === 'event' ? this.readable(record, password) : this.readableLinked(record);
-    const view = new PostView(this.deps, this.state, this.nowUtc);
-    const body = this.view([readable], { single: true, password }, view)[0]!;
+    const view = new PostView(this.repos, this.state, this.nowUtc);
+    const body = (await this.view([readable], { single: true, password }, view))[0]!;
     let latest = record.modifiedUtc;
     for (const linked of view.linkedRead()) if (linked.modifiedUtc > latest) latest = linked.modifiedUtc;
     return { body, headers: { 'Last-Modified': httpDate(latest) } };
+  }
+
+  /** The answer of a write: the record as this write left it, never blanked for a caller who may edit it. */
+  async written(record: PostRecord): Promise<never> {
+    return (await this.view([record], { single: false, write: true }))[0] as never;
   }
 
   /**
    * `If-Match` of a write: compared with the ETag this caller's GET by id would get now, after validation and the
    * permission check, under the write lock (so no other writer slips in between). A GET that would fail has no tag.
    */
-  private requireCurrent(record: PostRecord, password: string | undefined): void {
-    requireMatch(this.state.ifMatch, () => {
-      try {
-        return entityTag(JSON.stringify(this.single(record, password)));
-      } catch (err) {
-        if (err instanceof ApiError) return null;
-        throw err;
-      }
-    });
+  private async requireCurrent(record: PostRecord, password: string | undefined): Promise<void> {
+    if (this.state.ifMatch === null) return;
+    let tag: string | null;
+    try {
+      tag = entityTag(JSON.stringify(await this.single(record, password)));
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      tag = null;
+    }
+    requireMatch(this.state.ifMatch, () => tag);
   }
 
   /** A venue or organizer for its own GET: trashed ones only for who may edit them; not public ones for who may read them. */
@@ -116,29 +132,29 @@ export class PostService {
     return record;
   }
 
-  eventById(id: number): EventRecord {
-    const event = this.deps.posts.findOfType('event', id);
+  async eventById(id: number): Promise<EventRecord> {
+    const event = await this.repos.posts.findOfType('event', id);
     if (event) return event;
-    if (this.deps.posts.typeOf(id) === null) throw new ApiError(404, 'rest-event-not-found', `Event with ID ${id} does not exist.`);
+    if ((await this.repos.posts.typeOf(id)) === null) throw new ApiError(404, 'rest-event-not-found', `Event with ID ${id} does not exist.`);
     throw new ApiError(400, 'rest-invalid-event-id', 'The specified ID is not a valid event.');
   }
 
   /** A venue or organizer by id; any other id fails validation of `id`, as in the plugin. */
-  linkedById<T extends 'venue' | 'organizer'>(type: T, id: number): RecordOf<T> {
-    const record = this.deps.posts.findOfType(type, id);
+  async linkedById<T extends 'venue' | 'organizer'>(type: T, id: number): Promise<RecordOf<T>> {
+    const record = await this.repos.posts.findOfType(type, id);
     if (!record) throw invalidParam('id');
     return record;
   }
 
   /** The record a slug names (see PostsRepository.resolveSlug); unknown → `slug` fails validation. */
-  bySlug<T extends PostType>(type: T, raw: string): RecordOf<T> {
-    const id = this.deps.posts.resolveSlug(type, raw, this.state.lang);
-    const found = id === null ? null : this.deps.posts.findOfType(type, id);
+  async bySlug<T extends PostType>(type: T, raw: string): Promise<RecordOf<T>> {
+    const id = await this.repos.posts.resolveSlug(type, raw, this.state.lang);
+    const found = id === null ? null : await this.repos.posts.findOfType(type, id);
     if (!found) throw invalidParam('slug');
     return found;
   }
 
-  // ---- writes ------------------------------------------------------------------------------------------------
+  // ---- writes (inside a write unit: `now` is when the write lock was taken) ------------------------------------
 
   requireChange(verb: 'edit' | 'delete', record: PostRecord): void {
     if (!mayChange(verb, this.state.user, record)) throw forbidden(this.state.user !== null);
@@ -148,92 +164,75 @@ export class PostService {
    * Moves a record to the trash (the slug gets `__trashed`; venues and organizers leave every event). The record is
    * read again under the write lock, so a concurrent writer in another process is never overwritten.
    */
-  trash<T extends PostRecord>(target: T, password?: string): T {
-    return this.write(() => {
-      const record = this.deps.posts.findOfType(target.type, target.id) as T;
-      this.requireChange('delete', record); // before the trash check: a 410 must not tell others what is in the trash
-      this.requireCurrent(record, password);
-      if (record.status === 'trash') throw new ApiError(410, `${record.type}-is-in-trash`, `The ${NOUN[record.type]} is already trashed`);
-      const trashed = {
-        ...record,
-        status: 'trash' as const,
-        statusBeforeTrash: record.status,
-        slug: this.uniqueSlug(record.type, record.lang, record.slug + TRASHED, record.id),
-        ...this.modifiedNow(),
-      };
-      this.deps.posts.update(trashed);
-      this.deps.posts.unlinkFromEvents(trashed);
-      return this.deps.posts.findOfType(record.type, record.id) as T;
-    });
+  async trash<T extends PostRecord>(target: T, password?: string): Promise<T> {
+    const record = (await this.repos.posts.findOfType(target.type, target.id)) as T;
+    this.requireChange('delete', record); // before the trash check: a 410 must not tell others what is in the trash
+    await this.requireCurrent(record, password);
+    if (record.status === 'trash') throw new ApiError(410, `${record.type}-is-in-trash`, `The ${NOUN[record.type]} is already trashed`);
+    const trashed = {
+      ...record,
+      status: 'trash' as const,
+      statusBeforeTrash: record.status,
+      slug: await this.uniqueSlug(record.type, record.lang, record.slug + TRASHED, record.id),
+      ...this.modifiedNow(),
+    };
+    await this.repos.posts.update(trashed);
+    await this.repos.posts.unlinkFromEvents(trashed);
+    return (await this.repos.posts.findOfType(record.type, record.id)) as T;
   }
 
-  /**
-   * A write under the write lock, timed from when the lock is held: records' `modified_utc` then follow the order
-   * of the commits, which `modified_after` sync relies on (a writer that waited for the lock keeps no older time).
-   */
-  private write<T>(work: () => T): T {
-    return this.deps.posts.transaction(() => {
-      this.now = DateTime.utc();
-      this.nowUtc = toWire(this.now);
-      return work();
-    });
-  }
-
-  createEvent(body: EventFields): EventRecord {
-    return this.write(() => this.deps.posts.findOfType('event', this.deps.posts.insert(this.eventRecord(body, null)))!);
+  async createEvent(body: EventFields): Promise<EventRecord> {
+    const id = await this.repos.posts.insert(await this.eventRecord(body, null));
+    return (await this.repos.posts.findOfType('event', id))!;
   }
 
   /** A partial update, computed from the event as it is under the write lock (other processes may write too). */
-  updateEvent(id: number, body: EventFields, password?: string): EventRecord {
-    return this.write(() => {
-      const current = this.eventById(id);
-      this.requireChange('edit', current);
-      const updated = Object.assign(this.eventRecord(body, current), { id, translationGroup: current.translationGroup });
-      this.requireCurrent(current, password); // after the body is validated
-      this.deps.posts.update(updated);
-      return this.deps.posts.findOfType('event', id)!;
-    });
+  async updateEvent(id: number, body: EventFields, password?: string): Promise<EventRecord> {
+    const current = await this.eventById(id);
+    this.requireChange('edit', current);
+    const updated = Object.assign(await this.eventRecord(body, current), { id, translationGroup: current.translationGroup });
+    await this.requireCurrent(current, password); // after the body is validated
+    await this.repos.posts.update(updated);
+    return (await this.repos.posts.findOfType('event', id))!;
   }
 
   /** Creates a venue or organizer — or, as the plugin does, updates and returns the caller's record of that name. */
-  createLinked<T extends 'venue' | 'organizer'>(type: T, body: VenueFields & OrganizerFields): RecordOf<T> {
-    return this.write(() => this.deps.posts.findOfType(type, this.createOrMatch(type, body))!);
+  async createLinked<T extends 'venue' | 'organizer'>(type: T, body: VenueFields & OrganizerFields): Promise<RecordOf<T>> {
+    return (await this.repos.posts.findOfType(type, await this.createOrMatch(type, body)))!;
   }
 
   /** A partial update of a venue or organizer, computed from the record as it is under the write lock. */
-  updateLinked<R extends VenueRecord | OrganizerRecord>(target: R, body: VenueFields & OrganizerFields, password?: string): R {
-    return this.write(() => {
-      const current = this.deps.posts.findById(target.id) as R;
-      this.requireChange('edit', current);
-      const updated = Object.assign(this.linkedRecord(current.type, body, current), { id: current.id, translationGroup: current.translationGroup }) as PostRecord;
-      this.requireCurrent(current, password); // after the body is validated
-      this.deps.posts.update(updated);
-      return this.deps.posts.findById(current.id) as R;
-    });
+  async updateLinked<R extends VenueRecord | OrganizerRecord>(target: R, body: VenueFields & OrganizerFields, password?: string): Promise<R> {
+    const current = (await this.repos.posts.findById(target.id)) as R;
+    this.requireChange('edit', current);
+    const updated = Object.assign(await this.linkedRecord(current.type, body, current), { id: current.id, translationGroup: current.translationGroup }) as PostRecord;
+    await this.requireCurrent(current, password); // after the body is validated
+    await this.repos.posts.update(updated);
+    return (await this.repos.posts.findById(current.id)) as R;
   }
 
   /** DESIGN §5 #26: an existing same-language record of that name the caller may edit is updated instead. */
-  private createOrMatch(type: 'venue' | 'organizer', body: VenueFields & OrganizerFields): number {
+  private async createOrMatch(type: 'venue' | 'organizer', body: VenueFields & OrganizerFields): Promise<number> {
     const name = (type === 'venue' ? body.venue : body.organizer) ?? '';
     if (body.translation_of === undefined) {
-      for (const id of this.deps.posts.sameName(type, this.state.lang, name.trim())) {
-        const candidate = this.deps.posts.findOfType(type, id)!;
+      for (const id of await this.repos.posts.sameName(type, this.state.lang, name.trim())) {
+        const candidate = (await this.repos.posts.findOfType(type, id))!;
         if (!mayChange('edit', this.state.user, candidate)) continue;
         if (body.description !== undefined && candidate.content !== body.description) continue;
-        this.deps.posts.update(Object.assign(this.linkedRecord(type, body, candidate), { id, translationGroup: candidate.translationGroup }) as PostRecord);
+        await this.repos.posts.update(Object.assign(await this.linkedRecord(type, body, candidate), { id, translationGroup: candidate.translationGroup }) as PostRecord);
         return id;
       }
     }
-    return this.deps.posts.insert(this.linkedRecord(type, body, null) as NewRecord<typeof type>);
+    return this.repos.posts.insert((await this.linkedRecord(type, body, null)) as NewRecord<typeof type>);
   }
 
   private modifiedNow(): { modifiedLocal: string; modifiedUtc: string } {
-    const site = parseZone(this.deps.config.siteTimezone)!;
+    const site = parseZone(this.config.siteTimezone)!;
     return { modifiedLocal: toWire(this.now.setZone(site)), modifiedUtc: this.nowUtc };
   }
 
   /** The fields every post type shares, after a create (`current` null) or a partial update. */
-  private base(type: PostType, body: CommonFields & { title?: unknown; venue?: unknown; organizer?: unknown }, current: PostBase | null, dateZone: string): Omit<PostBase, 'id' | 'translationGroup'> & { translationOf: number | null } {
+  private async base(type: PostType, body: CommonFields & { title?: unknown; venue?: unknown; organizer?: unknown }, current: PostBase | null, dateZone: string): Promise<Omit<PostBase, 'id' | 'translationGroup'> & { translationOf: number | null }> {
     const caller = this.state.user;
     const rawName = body[NAME_FIELD[type]];
     const title = typeof rawName === 'string' ? rawName.trim() : (current?.title ?? '');
@@ -241,7 +240,7 @@ export class PostService {
 
     let authorId = current?.authorId ?? caller?.id ?? 0;
     if (body.author !== undefined) {
-      if (!this.deps.users.findById(body.author)) throw invalidParam('author');
+      if (!(await this.repos.users.findById(body.author))) throw invalidParam('author');
       if (body.author !== caller?.id && !hasCapabilities(caller?.role ?? null, [`edit_others_${CAPABILITY_TYPE[type]}`])) {
         throw new ApiError(403, 'rest_cannot_edit_others', `Sorry, you are not allowed to ${current ? 'update' : 'create'} ${NOUN[type]}s as this user.`);
       }
@@ -250,7 +249,7 @@ export class PostService {
 
     let date: { local: string; utc: string };
     try {
-      date = publicationDate(body, dateZone, this.deps.config.siteTimezone, current ? fromUtcWire(current.dateUtc) : this.now);
+      date = publicationDate(body, dateZone, this.config.siteTimezone, current ? fromUtcWire(current.dateUtc) : this.now);
     } catch (err) {
       if (err instanceof TimeInputError) throw invalidParam(err.param);
       throw err;
@@ -264,19 +263,19 @@ export class PostService {
     if (body.slug !== undefined) {
       const wanted = slugify(body.slug);
       if (!wanted) throw invalidParam('slug');
-      slug = this.uniqueSlug(type, lang, wanted, current?.id ?? null);
+      slug = await this.uniqueSlug(type, lang, wanted, current?.id ?? null);
     } else if (current && !(wasTrashed && status !== 'trash')) {
       slug = current.slug;
     } else {
       const from = wasTrashed ? current!.slug.replace(/__trashed(-\d+)?$/, '') : slugify(title) || NOUN[type];
-      slug = this.uniqueSlug(type, lang, from, current?.id ?? null);
+      slug = await this.uniqueSlug(type, lang, from, current?.id ?? null);
     }
 
     let translationOf: number | null = null;
     if (!current && body.translation_of !== undefined) {
-      const target = this.deps.posts.findById(body.translation_of);
+      const target = await this.repos.posts.findById(body.translation_of);
       if (!target || target.type !== type) throw invalidParams({ translation_of: `No ${NOUN[type]} has the id ${body.translation_of}.` });
-      const taken = this.deps.posts.translations(type, [target.translationGroup]).get(target.translationGroup)?.[lang];
+      const taken = (await this.repos.posts.translations(type, [target.translationGroup])).get(target.translationGroup)?.[lang];
       if (taken !== undefined) throw invalidParams({ translation_of: `The translation group of ${target.id} already has a ${lang} ${NOUN[type]} (id ${taken}).` });
       translationOf = target.id;
     }
@@ -297,48 +296,48 @@ export class PostService {
       ...this.modifiedNow(),
       lang,
       parentId: current?.parentId ?? 0,
-      imageId: body.image !== undefined ? this.imageId(body.image) : (current?.imageId ?? 0),
+      imageId: body.image !== undefined ? await this.imageId(body.image) : (current?.imageId ?? 0),
       globalIdLineage: current?.globalIdLineage ?? [],
       translationOf,
     };
   }
 
   /** `slug` made unique among records of the type and language (`-2`, `-3`, …), ignoring the record itself. */
-  private uniqueSlug(type: PostType, lang: PostBase['lang'], slug: string, self: number | null): string {
-    const free = (s: string) => {
-      const owner = this.deps.posts.slugOwner(type, lang, s);
+  private async uniqueSlug(type: PostType, lang: PostBase['lang'], slug: string, self: number | null): Promise<string> {
+    const free = async (s: string) => {
+      const owner = await this.repos.posts.slugOwner(type, lang, s);
       return owner === null || owner === self;
     };
-    if (free(slug)) return slug;
-    for (let n = 2; ; n++) if (free(`${slug}-${n}`)) return `${slug}-${n}`;
+    if (await free(slug)) return slug;
+    for (let n = 2; ; n++) if (await free(`${slug}-${n}`)) return `${slug}-${n}`;
   }
 
   /** DESIGN §5 #12: an image is a media record id, or a URL that registers one; `""` removes it. */
-  private imageId(image: number | string): number {
+  private async imageId(image: number | string): Promise<number> {
     if (image === '') return 0;
     if (typeof image === 'number' || /^\d+$/.test(image)) {
-      const media = this.deps.media.findById(Number(image));
+      const media = await this.repos.media.findById(Number(image));
       if (!media) throw invalidParam('image');
       return media.id;
     }
     const url = webUrl(image);
     if (url === null) throw invalidParam('image');
     if (!hasCapabilities(this.state.user?.role ?? null, ['upload_files'])) throw invalidParams({ image: 'Sorry, you are not allowed to add images by URL.' });
-    return this.deps.media.register(url).id;
+    return (await this.repos.media.register(url)).id;
   }
 
-  private eventRecord(body: EventFields, current: EventRecord | null): NewRecord<'event'> {
+  private async eventRecord(body: EventFields, current: EventRecord | null): Promise<NewRecord<'event'>> {
     let times;
     try {
-      times = eventTimes(body, current, this.deps.config.siteTimezone, this.now);
+      times = eventTimes(body, current, this.config.siteTimezone, this.now);
     } catch (err) {
       if (err instanceof TimeInputError) throw invalidParam(err.param);
       throw err;
     }
-    const base = this.base('event', body, current, times.timezone);
+    const base = await this.base('event', body, current, times.timezone);
     let parentId = current?.parentId ?? 0;
     if (body.post_parent !== undefined) {
-      if (body.post_parent !== 0 && (this.deps.posts.typeOf(body.post_parent) !== 'event' || body.post_parent === current?.id)) throw invalidParam('post_parent');
+      if (body.post_parent !== 0 && ((await this.repos.posts.typeOf(body.post_parent)) !== 'event' || body.post_parent === current?.id)) throw invalidParam('post_parent');
       parentId = body.post_parent;
     }
     const costs = body.cost === undefined ? (current?.costs ?? []) : (Array.isArray(body.cost) ? body.cost : [body.cost]).map((c) => c.trim()).filter(Boolean);
@@ -357,17 +356,17 @@ export class PostService {
       sticky: flag('sticky', current?.sticky),
       featured: flag('featured', current?.featured),
       ticketed: flag('ticketed', current?.ticketed),
-      venueId: body.venue === undefined ? (current?.venueId ?? 0) : this.venueOf(body.venue),
-      organizerIds: body.organizer === undefined ? (current?.organizerIds ?? []) : this.organizersOf(body.organizer),
+      venueId: body.venue === undefined ? (current?.venueId ?? 0) : await this.venueOf(body.venue),
+      organizerIds: body.organizer === undefined ? (current?.organizerIds ?? []) : await this.organizersOf(body.organizer),
       termIds: [
-        ...this.termsFor('category', body.categories, current),
-        ...this.termsFor('tag', body.tags, current),
+        ...(await this.termsFor('category', body.categories, current)),
+        ...(await this.termsFor('tag', body.tags, current)),
       ],
     });
   }
 
-  private linkedRecord(type: 'venue' | 'organizer', body: VenueFields & OrganizerFields, current: VenueRecord | OrganizerRecord | null): NewRecord<'venue'> | NewRecord<'organizer'> {
-    const base = this.base(type, body, current, this.deps.config.siteTimezone);
+  private async linkedRecord(type: 'venue' | 'organizer', body: VenueFields & OrganizerFields, current: VenueRecord | OrganizerRecord | null): Promise<NewRecord<'venue'> | NewRecord<'organizer'>> {
+    const base = await this.base(type, body, current, this.config.siteTimezone);
     const text = (name: keyof VenueFields & keyof OrganizerFields | 'address' | 'city' | 'country' | 'province' | 'state' | 'zip' | 'email', stored: string | undefined) => {
       const sent = (body as Record<string, unknown>)[name];
       return typeof sent === 'string' ? sanitizeTextField(sent) : (stored ?? '');
@@ -403,7 +402,7 @@ export class PostService {
   }
 
   /** DESIGN §5 #28 and #3: one venue id, `{id}`, an inline venue (created or matched), or 0 / "" / null / [] to unlink. */
-  private venueOf(value: unknown): number {
+  private async venueOf(value: unknown): Promise<number> {
     if (value === null || value === 0 || value === '' || (Array.isArray(value) && value.length === 0)) return 0;
     if (Array.isArray(value)) {
       if (value.length > 1) throw invalidParams({ venue: 'An event has at most one venue.' });
@@ -413,20 +412,21 @@ export class PostService {
   }
 
   /** An organizer id, a CSV of ids, or a list of ids, `{id}` objects and inline organizers; 0 / "" / null / [] for none. */
-  private organizersOf(value: unknown): number[] {
+  private async organizersOf(value: unknown): Promise<number[]> {
     if (value === null || value === 0 || value === '') return [];
     const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',').map((s) => s.trim()) : [value];
-    const ids = items.filter((item) => item !== '' && item !== 0 && item !== null).map((item) => this.linkedRef('organizer', item, 'organizer'));
+    const ids: number[] = [];
+    for (const item of items) if (item !== '' && item !== 0 && item !== null) ids.push(await this.linkedRef('organizer', item, 'organizer'));
     return [...new Set(ids)];
   }
 
-  private linkedRef(type: 'venue' | 'organizer', item: unknown, param: string): number {
+  private async linkedRef(type: 'venue' | 'organizer', item: unknown, param: string): Promise<number> {
     let id: number | null = null;
     if (typeof item === 'number') id = item;
     else if (typeof item === 'string' && /^\d+$/.test(item)) id = Number(item);
     else if (item && typeof item === 'object' && 'id' in item && item.id !== undefined) id = Number((item as { id: unknown }).id);
     if (id !== null) {
-      if (!Number.isSafeInteger(id) || this.deps.posts.typeOf(id) !== type) throw invalidParam(param);
+      if (!Number.isSafeInteger(id) || (await this.repos.posts.typeOf(id)) !== type) throw invalidParam(param);
       return id;
     }
     if (item && typeof item === 'object') {
@@ -438,21 +438,21 @@ export class PostService {
   }
 
   /** DESIGN §5 #20: ids (unknown ones ignored), slugs or names; an unknown name creates a term when the caller may. */
-  private termsFor(taxonomy: Taxonomy, items: (number | string)[] | undefined, current: EventRecord | null): number[] {
+  private async termsFor(taxonomy: Taxonomy, items: (number | string)[] | undefined, current: EventRecord | null): Promise<number[]> {
     if (items === undefined) {
       const ids = current?.termIds ?? [];
-      return this.deps.terms.findMany(ids).filter((t) => t.taxonomy === taxonomy).map((t) => t.id);
+      return (await this.repos.terms.findMany(ids)).filter((t) => t.taxonomy === taxonomy).map((t) => t.id);
     }
     const param = TAXONOMY[taxonomy].route;
     const ids: number[] = [];
     for (const item of items) {
       if (item === '') continue;
       if (typeof item === 'number' || /^\d+$/.test(item)) {
-        const term = this.deps.terms.findById(Number(item));
+        const term = await this.repos.terms.findById(Number(item));
         if (term && term.taxonomy === taxonomy) ids.push(term.id);
         continue;
       }
-      const found = this.deps.terms.findBySlugOrName(taxonomy, this.state.lang, item.trim());
+      const found = await this.repos.terms.findBySlugOrName(taxonomy, this.state.lang, item.trim());
       if (found !== null) {
         ids.push(found);
         continue;
@@ -460,8 +460,8 @@ export class PostService {
       const mayCreate = allowedMethods(`${NAMESPACE_PATH}/${param}`, (caps) => hasCapabilities(this.state.user?.role ?? null, caps)).includes('POST');
       const name = sanitizeTextField(item);
       if (!mayCreate || !name) throw invalidParam(param);
-      const slug = this.deps.terms.uniqueSlug(taxonomy, this.state.lang, slugify(name) || 'term', null);
-      ids.push(this.deps.terms.insert({ taxonomy, name, slug, description: '', parentId: 0, lang: this.state.lang, translationOf: null }));
+      const slug = await this.repos.terms.uniqueSlug(taxonomy, this.state.lang, slugify(name) || 'term', null);
+      ids.push(await this.repos.terms.insert({ taxonomy, name, slug, description: '', parentId: 0, lang: this.state.lang, translationOf: null }));
     }
     return [...new Set(ids)];
   }

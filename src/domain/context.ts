@@ -1,5 +1,6 @@
-import type { Role } from '../domain/capabilities.js';
+import type { Role } from './capabilities.js';
 
+/** Who is asking, in which language, and at which addresses: what the middleware learnt about a request. */
 export type Lang = 'en' | 'fr' | 'de';
 export type LangPrefix = '' | '/de' | '/fr';
 

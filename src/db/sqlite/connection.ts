@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { foldForSearch } from '../domain/text.js';
+import { foldForSearch } from '../../domain/text.js';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 

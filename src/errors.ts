@@ -35,3 +35,17 @@ export const noRoute = (): ApiError => new ApiError(404, 'rest_no_route', 'No ro
 export function forbidden(authenticated: boolean): ApiError {
   return new ApiError(authenticated ? 403 : 401, 'rest_forbidden', 'Sorry, you are not allowed to do that.');
 }
+
+/** The database cannot be reached or is restarting: 503 with `Retry-After`; the engine reconnects by itself. */
+export class DatabaseUnavailable extends Error {
+  constructor(message = 'The database is unavailable.', readonly retryAfterSeconds = 2, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** The database's storage is full: 507 until space frees (no restart needed). */
+export class StorageFull extends Error {
+  constructor(message = 'The database has no space left to store this change.', options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}

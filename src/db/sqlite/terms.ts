@@ -1,50 +1,8 @@
-import type { Lang } from '../http/state.js';
+import type { Lang } from '../../domain/context.js';
+import type { TermsRepository, Translations } from '../engine.js';
+import type { Taxonomy, TermInput, TermListQuery, TermRecord } from '../records.js';
 import type { Db } from './connection.js';
 import { StatementCache } from './sql.js';
-
-export type Taxonomy = 'category' | 'tag';
-
-export interface TermRecord {
-  id: number;
-  taxonomy: Taxonomy;
-  name: string;
-  slug: string;
-  description: string;
-  /** 0 for none, as WordPress reports it. */
-  parentId: number;
-  lang: Lang;
-  translationGroup: number;
-  /** Published events using the term. */
-  count: number;
-}
-
-export interface TermListQuery {
-  taxonomy: Taxonomy;
-  lang: Lang;
-  search?: string;
-  include?: number[];
-  exclude?: number[];
-  /** 0: top-level only. */
-  parentId?: number;
-  eventId?: number;
-  slug?: string;
-  hideEmpty: boolean;
-  orderBy: 'name' | 'id' | 'slug' | 'count' | 'description' | 'include' | 'none';
-  descending: boolean;
-  limit: number;
-  offset: number;
-}
-
-export interface TermInput {
-  taxonomy: Taxonomy;
-  name: string;
-  slug: string;
-  description: string;
-  parentId: number;
-  lang: Lang;
-  /** Join the translation group of this term; null: a group of its own. */
-  translationOf: number | null;
-}
 
 interface TermRow { id: number; taxonomy: string; name: string; slug: string; description: string; parent_id: number | null; lang: string; translation_group: number; count: number }
 
@@ -64,7 +22,7 @@ const ORDER: Record<TermListQuery['orderBy'], string> = {
 };
 
 /** Event categories and tags. */
-export class TermsRepository {
+export class SqliteTerms implements TermsRepository {
   private readonly stmts;
   private readonly cache: StatementCache;
 
@@ -115,46 +73,46 @@ export class TermsRepository {
     };
   }
 
-  findById(id: number): TermRecord | null {
+  async findById(id: number): Promise<TermRecord | null> {
     const row = this.stmts.byId.get({ id, now: nowUtc() });
     return row ? toTerm(row) : null;
   }
 
   /** The given categories and all their descendants (a category filter matches child categories too). */
-  withDescendants(ids: number[]): number[] {
+  async withDescendants(ids: number[]): Promise<number[]> {
     if (ids.length === 0) return [];
     return this.stmts.descendants.all({ ids: JSON.stringify([...new Set(ids)]) }).map((r) => r.id);
   }
 
   /** Several terms by id, in one query. */
-  findMany(ids: number[]): TermRecord[] {
+  async findMany(ids: number[]): Promise<TermRecord[]> {
     if (ids.length === 0) return [];
     return this.stmts.byIds.all({ ids: JSON.stringify([...new Set(ids)]), now: nowUtc() }).map(toTerm);
   }
 
   /** The term of this taxonomy and language with this slug or, failing that, this name (any case). */
-  findBySlugOrName(taxonomy: Taxonomy, lang: Lang, text: string): number | null {
+  async findBySlugOrName(taxonomy: Taxonomy, lang: Lang, text: string): Promise<number | null> {
     return this.stmts.idBySlug.get(taxonomy, lang, text)?.id ?? this.stmts.idByName.get(taxonomy, lang, text)?.id ?? null;
   }
 
   /** WordPress's `wp_unique_term_slug`: a child category first tries `{slug}-{parent slug}`, then `-2`, `-3`, … */
-  uniqueSlug(taxonomy: Taxonomy, lang: Lang, slug: string, parentSlug: string | null): string {
-    const free = (s: string) => this.slugOwner(taxonomy, lang, s) === null;
+  async uniqueSlug(taxonomy: Taxonomy, lang: Lang, slug: string, parentSlug: string | null): Promise<string> {
+    const free = (s: string) => this.stmts.slugOwner.get(taxonomy, lang, s) === undefined;
     if (free(slug)) return slug;
     if (parentSlug && free(`${slug}-${parentSlug}`)) return `${slug}-${parentSlug}`;
     for (let n = 2; ; n++) if (free(`${slug}-${n}`)) return `${slug}-${n}`;
   }
 
   /** The term of this taxonomy and language named by an id or a slug, or null. */
-  resolve(taxonomy: Taxonomy, lang: Lang, ref: number | string): number | null {
+  async resolve(taxonomy: Taxonomy, lang: Lang, ref: number | string): Promise<number | null> {
     if (typeof ref === 'number') {
-      const term = this.findById(ref);
+      const term = await this.findById(ref);
       return term && term.taxonomy === taxonomy ? term.id : null;
     }
     return this.stmts.idBySlug.get(taxonomy, lang, ref)?.id ?? null;
   }
 
-  list(q: TermListQuery): { items: TermRecord[]; total: number } {
+  async list(q: TermListQuery): Promise<{ items: TermRecord[]; total: number }> {
     const where = ['t.taxonomy = @taxonomy', 't.lang = @lang'];
     if (q.search !== undefined) where.push(`(t.name LIKE @search ESCAPE '\\' OR t.slug LIKE @search ESCAPE '\\')`);
     if (q.include) where.push('t.id IN (SELECT value FROM json_each(@include))');
@@ -178,7 +136,7 @@ export class TermsRepository {
   }
 
   /** `{lang: id}` of each translation group asked for. */
-  translations(taxonomy: Taxonomy, groups: number[]): Map<number, Partial<Record<Lang, number>>> {
+  async translations(taxonomy: Taxonomy, groups: number[]): Promise<Translations> {
     const out = new Map<number, Partial<Record<Lang, number>>>();
     if (groups.length === 0) return out;
     for (const r of this.stmts.translations.all({ taxonomy, groups: JSON.stringify([...new Set(groups)]) })) {
@@ -190,7 +148,7 @@ export class TermsRepository {
   }
 
   /** Each category's slug path from its top ancestor down (`music/jazz`), for archive URLs. */
-  slugPaths(ids: number[]): Map<number, string> {
+  async slugPaths(ids: number[]): Promise<Map<number, string>> {
     const out = new Map<number, string>();
     if (ids.length === 0) return out;
     for (const r of this.stmts.ancestry.all({ ids: JSON.stringify([...new Set(ids)]) })) {
@@ -200,70 +158,64 @@ export class TermsRepository {
   }
 
   /** A term of the same taxonomy and language with this name (any case) — under `parentId` for categories. */
-  findSameName(taxonomy: Taxonomy, lang: Lang, name: string, parentId: number): number | null {
+  async findSameName(taxonomy: Taxonomy, lang: Lang, name: string, parentId: number): Promise<number | null> {
     const anyParent = taxonomy === 'tag' ? 1 : 0;
     return this.stmts.sameName.get({ taxonomy, lang, name, parent: parentId || null, anyParent })?.id ?? null;
   }
 
-  slugOwner(taxonomy: Taxonomy, lang: Lang, slug: string): number | null {
+  async slugOwner(taxonomy: Taxonomy, lang: Lang, slug: string): Promise<number | null> {
     return this.stmts.slugOwner.get(taxonomy, lang, slug)?.id ?? null;
   }
 
   /** Whether `ancestor` is `id` itself or above it in the category tree. */
-  isSelfOrAncestor(ancestor: number, id: number): boolean {
+  async isSelfOrAncestor(ancestor: number, id: number): Promise<boolean> {
     return ancestor === id || Boolean(this.stmts.isAncestor.get({ ancestor, id }));
   }
 
   /** Languages already present in a term's translation group. */
-  groupOf(id: number): { group: number; langs: Partial<Record<Lang, number>> } | null {
-    const term = this.findById(id);
+  async groupOf(id: number): Promise<{ group: number; langs: Partial<Record<Lang, number>> } | null> {
+    const term = await this.findById(id);
     if (!term) return null;
     const langs: Partial<Record<Lang, number>> = {};
     for (const r of this.stmts.groupLangs.all(term.taxonomy, term.translationGroup)) langs[r.lang as Lang] = r.id;
     return { group: term.translationGroup, langs };
   }
 
-  /** Inserts a term; the caller runs this inside `transaction` together with its uniqueness checks. */
-  insert(input: TermInput): number {
+  /** Inserts a term; the caller checks uniqueness in the same unit of work. */
+  async insert(input: TermInput): Promise<number> {
     const id = Number(this.stmts.insert.run({ taxonomy: input.taxonomy, name: input.name, slug: input.slug, description: input.description, parent: input.parentId || null, lang: input.lang }).lastInsertRowid);
-    const group = input.translationOf === null ? id : this.findById(input.translationOf)!.translationGroup;
+    const group = input.translationOf === null ? id : (await this.findById(input.translationOf))!.translationGroup;
     this.stmts.setGroup.run({ id, group });
     return id;
   }
 
   /**
-   * Inserts a term under a given id and translation group, recording the site it was imported from; run inside
-   * `transaction`. The id must be free.
+   * Inserts a term under a given id and translation group, recording the site it was imported from; The id must be free.
    */
-  insertAs(id: number, translationGroup: number, input: Omit<TermInput, 'translationOf'>, source: string): void {
+  async insertAs(id: number, translationGroup: number, input: Omit<TermInput, 'translationOf'>, source: string): Promise<void> {
     this.stmts.insertAs.run({ id, taxonomy: input.taxonomy, name: input.name, slug: input.slug, description: input.description, parent: input.parentId || null, lang: input.lang, group: translationGroup });
     this.stmts.setSource.run({ id, source });
   }
 
-  /** Changes the language and translation group of a term (an import following its source); run inside `transaction`. */
-  setTranslation(id: number, lang: Lang, translationGroup: number): void {
+  /** Changes the language and translation group of a term (an import following its source). */
+  async setTranslation(id: number, lang: Lang, translationGroup: number): Promise<void> {
     this.stmts.setLang.run({ id, lang });
     this.stmts.setGroup.run({ id, group: translationGroup });
   }
 
   /** The site a term was imported from (`example.org/blog`), or null for a term made here. */
-  sourceOf(id: number): string | null {
+  async sourceOf(id: number): Promise<string | null> {
     return this.stmts.sourceOf.get(id)?.source ?? null;
   }
 
-  update(id: number, fields: { name: string; slug: string; description: string; parentId: number }): void {
+  async update(id: number, fields: { name: string; slug: string; description: string; parentId: number }): Promise<void> {
     this.stmts.update.run({ id, name: fields.name, slug: fields.slug, description: fields.description, parent: fields.parentId || null });
   }
 
   /** Deletes a term; its children move up to its parent and events lose it. */
-  remove(term: TermRecord): void {
+  async remove(term: TermRecord): Promise<void> {
     this.stmts.reparent.run({ from: term.id, to: term.parentId || null });
     this.stmts.remove.run(term.id);
-  }
-
-  /** Runs `work` in one immediate write transaction. */
-  transaction<T>(work: () => T): T {
-    return this.db.transaction(work).immediate();
   }
 }
 

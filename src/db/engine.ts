@@ -1,0 +1,177 @@
+/**
+ * The one interface between Almanac's rules and its storage. Two engines implement it: SQLite (`src/db/sqlite/`,
+ * the embedded zero-configuration default) and PostgreSQL (`src/db/postgres/`, for any number of stateless nodes).
+ * Services speak to repositories through units of work: `read` for one consistent view, `write` for one atomic,
+ * durable change. No SQL lives outside an engine's folder.
+ */
+import type { DateTime } from 'luxon';
+import type { Lang } from '../domain/context.js';
+import type { Role } from '../domain/capabilities.js';
+import type {
+  AppPassword, Change, ChangesQuery, EventListQuery, LinkedListQuery, MediaRecord, NewRecord, PostRecord, PostType, RecordOf,
+  Taxonomy, TermInput, TermListQuery, TermRecord, User,
+} from './records.js';
+
+export type Translations = Map<number, Partial<Record<Lang, number>>>;
+
+/** Events, venues and organizers (one id space), their links to each other and to terms. */
+export interface PostsRepository {
+  typeOf(id: number): Promise<PostType | null>;
+  findById(id: number): Promise<PostRecord | null>;
+  findOfType<T extends PostType>(type: T, id: number): Promise<RecordOf<T> | null>;
+  /** Records of one type by id, in a bounded number of queries however many are asked for. */
+  findMany<T extends PostType>(type: T, ids: number[]): Promise<Map<number, RecordOf<T>>>;
+  /** The id a slug names as WordPress looks it up: sanitised, in the preferred language first, then the others. */
+  resolveSlug(type: PostType, raw: string, preferred: Lang): Promise<number | null>;
+  slugOwner(type: PostType, lang: Lang, slug: string): Promise<number | null>;
+  /** Non-trashed records of a type and language with this title (any case), oldest first. */
+  sameName(type: PostType, lang: Lang, title: string): Promise<number[]>;
+  /** `{lang: id}` of each translation group asked for. */
+  translations(type: PostType, groups: number[]): Promise<Translations>;
+  /** How many times each record was changed after its creation (iCalendar `SEQUENCE`). */
+  revisions(ids: number[]): Promise<Map<number, number>>;
+  /** Ids of the records whose lineage holds their own id on a site (`example.org/blog?id=N` for record N). */
+  idsWithLineageFrom(site: string): Promise<number[]>;
+  /** The earliest publication time after `nowUtc` of a scheduled record, or null. */
+  nextScheduled(nowUtc: string): Promise<string | null>;
+
+  /** One page of event ids matching the filters, and how many match in all. */
+  listEvents(q: EventListQuery): Promise<{ ids: number[]; total: number }>;
+  /** One page of venue or organizer ids matching the filters (newest first), and the total. */
+  listLinked(q: LinkedListQuery): Promise<{ ids: number[]; total: number }>;
+  /** One page of changes after a position, in (time, id) order, and how many are left in the pass. */
+  listChanges(q: ChangesQuery): Promise<{ changes: Change[]; total: number }>;
+  /** The query plans of an event list (tests check that no list reads every event). */
+  explainEventList(q: EventListQuery): Promise<string[]>;
+  explainLinkedList(q: LinkedListQuery): Promise<string[]>;
+
+  /** Inserts a record with its details and links; returns the new id. */
+  insert<T extends PostType>(record: NewRecord<T>): Promise<number>;
+  /** Inserts a record under a given (free) id and translation group: an import keeping its source's ids. */
+  insertAs<T extends PostType>(id: number, translationGroup: number, record: Omit<RecordOf<T>, 'id' | 'translationGroup'>): Promise<void>;
+  setTranslationGroup(id: number, group: number): Promise<void>;
+  /** Writes a whole record back (base, details and, for events, links). */
+  update(record: PostRecord): Promise<void>;
+  /** After a venue or organizer is trashed, no event links to it any more. */
+  unlinkFromEvents(record: PostRecord): Promise<void>;
+  /** Deletes for good what was trashed before `cutoffUtc` (links and term counts follow); returns how many. */
+  purgeTrash(cutoffUtc: string): Promise<number>;
+}
+
+/** Event categories and tags. */
+export interface TermsRepository {
+  findById(id: number): Promise<TermRecord | null>;
+  findMany(ids: number[]): Promise<TermRecord[]>;
+  /** The given categories and all their descendants. */
+  withDescendants(ids: number[]): Promise<number[]>;
+  /** The term of this taxonomy and language with this slug or, failing that, this name (any case). */
+  findBySlugOrName(taxonomy: Taxonomy, lang: Lang, text: string): Promise<number | null>;
+  /** WordPress's `wp_unique_term_slug`. */
+  uniqueSlug(taxonomy: Taxonomy, lang: Lang, slug: string, parentSlug: string | null): Promise<string>;
+  /** The term of this taxonomy and language named by an id or a slug, or null. */
+  resolve(taxonomy: Taxonomy, lang: Lang, ref: number | string): Promise<number | null>;
+  list(q: TermListQuery): Promise<{ items: TermRecord[]; total: number }>;
+  translations(taxonomy: Taxonomy, groups: number[]): Promise<Translations>;
+  /** Each category's slug path from its top ancestor down (`music/jazz`). */
+  slugPaths(ids: number[]): Promise<Map<number, string>>;
+  /** A term of the same taxonomy and language with this name (any case), under `parentId` for categories. */
+  findSameName(taxonomy: Taxonomy, lang: Lang, name: string, parentId: number): Promise<number | null>;
+  slugOwner(taxonomy: Taxonomy, lang: Lang, slug: string): Promise<number | null>;
+  isSelfOrAncestor(ancestor: number, id: number): Promise<boolean>;
+  groupOf(id: number): Promise<{ group: number; langs: Partial<Record<Lang, number>> } | null>;
+  insert(input: TermInput): Promise<number>;
+  insertAs(id: number, translationGroup: number, input: Omit<TermInput, 'translationOf'>, source: string): Promise<void>;
+  setTranslation(id: number, lang: Lang, translationGroup: number): Promise<void>;
+  sourceOf(id: number): Promise<string | null>;
+  update(id: number, fields: { name: string; slug: string; description: string; parentId: number }): Promise<void>;
+  /** Deletes a term; its children move up to its parent and events lose it. */
+  remove(term: TermRecord): Promise<void>;
+}
+
+/** Users and their application passwords. */
+export interface UsersRepository {
+  findByLoginOrEmail(loginOrEmail: string): Promise<User | null>;
+  findById(id: number): Promise<User | null>;
+  list(): Promise<User[]>;
+  create(input: { id?: number; login: string; email: string | null; displayName?: string; role: Role }): Promise<User>;
+  /** Changes the role and bumps the credential version: effective on the user's next request everywhere. */
+  setRole(id: number, role: Role): Promise<void>;
+  /** Removes a user after giving their records to another. */
+  remove(id: number, reassignTo: number): Promise<void>;
+  passwordsOf(userId: number): Promise<AppPassword[]>;
+  addPassword(p: Omit<AppPassword, 'lastUsedUtc' | 'lastIp'>): Promise<void>;
+  /** Revokes one password and bumps the credential version; false when there was none. */
+  revokePassword(userId: number, uuid: string): Promise<boolean>;
+  /** Replaces the bootstrap password of a user (at most one) and bumps the credential version. */
+  replaceBootstrapPassword(p: Omit<AppPassword, 'lastUsedUtc' | 'lastIp'>): Promise<void>;
+  /** Records a password's use (bookkeeping: no answer shows it). */
+  touchPassword(uuid: string, at: string, ip: string | null): Promise<void>;
+}
+
+/** Images known by URL. */
+export interface MediaRepository {
+  findById(id: number): Promise<MediaRecord | null>;
+  findByUrl(url: string): Promise<MediaRecord | null>;
+  /** The media record of a URL, registered on first use (no download). */
+  register(url: string): Promise<MediaRecord>;
+  /** Stores an image as another site describes it (an import); returns the id it has here. */
+  save(media: MediaRecord): Promise<number>;
+}
+
+/** Failed authentications per (client address, login), for the lock-out shared by every process and node. */
+export interface AuthFailuresRepository {
+  /** Until when the pair is locked (Unix ms; 0: not locked), and whether any failure is on record. */
+  state(address: string, login: string, now: number): Promise<{ lockedUntil: number; recorded: boolean }>;
+  /** Counts a failure; returns until when the pair is now locked (0: not locked). */
+  fail(address: string, login: string, now: number, limits: { max: number; windowMs: number; lockMs: number }): Promise<number>;
+  clear(address: string, login: string): Promise<void>;
+}
+
+export interface Repositories {
+  posts: PostsRepository;
+  terms: TermsRepository;
+  users: UsersRepository;
+  media: MediaRepository;
+  authFailures: AuthFailuresRepository;
+}
+
+/** What a write sees: the repositories of its transaction, the time the write lock was taken, and savepoints. */
+export interface WriteUnit extends Repositories {
+  /** When this write holds the write lock (UTC): modification times follow the order of commits. */
+  now: DateTime;
+  /** Runs `work` in a savepoint: when it throws, what it wrote is undone and the error goes on. */
+  savepoint<T>(work: () => Promise<T>): Promise<T>;
+}
+
+export type EngineKind = 'sqlite' | 'postgres';
+
+export interface Engine {
+  readonly kind: EngineKind;
+  /** The migrations applied when the engine opened the database (it always brings it to the newest schema). */
+  readonly applied: number[];
+  /** Reads on one consistent view of the data where the engine offers one (SQLite: one snapshot). */
+  read<T>(work: (repos: Repositories) => Promise<T>): Promise<T>;
+  /**
+   * One atomic change, serialised with every other write of every process and node, acknowledged once durable.
+   * Writes arriving together share one commit (group commit), each in a savepoint of its own.
+   */
+  write<T>(work: (unit: WriteUnit) => Promise<T>): Promise<T>;
+  /** A write no answer depends on (when a password was last used, failed logins): not a change for the caches. */
+  bookkeep<T>(work: (repos: Repositories) => Promise<T>): Promise<T>;
+  /**
+   * The data's generation: equal values mean nothing an answer can depend on was committed in between, by any
+   * process or node. A reading starts after the call, so a write acknowledged before it is always seen.
+   */
+  generation(): string | Promise<string>;
+  /**
+   * Runs a bulk load (seeding, an import) made of writes: the engine may tune itself for it while it runs (SQLite: a
+   * large page cache, no automatic checkpoints) and tidies up after (a checkpoint, fresh statistics).
+   */
+  bulk<T>(work: () => Promise<T>): Promise<T>;
+  /** The schema version of the database. */
+  schemaVersion(): Promise<number>;
+  /** Brings the database to the newest schema; returns the versions applied. */
+  migrate(): Promise<number[]>;
+  /** Releases connections; a SQLite database also empties its write-ahead log when it can. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,169 @@
+/**
+ * The SQL of every list (events, venues and organizers, sync pages), written once for both engines: which records a
+ * list holds, in which order, and what a caller may see of them are rules, and rules live in one place. The few
+ * things SQLite and PostgreSQL spell differently go through a dialect: lists of ids, flags, the text index that
+ * narrows a search, and folding text for comparison. Parameters are `@name`; each engine binds them its own way.
+ */
+import { foldForSearch } from '../domain/text.js';
+import type { ChangesQuery, EventListQuery, LinkedListQuery, ListViewer, PostStatus } from './records.js';
+
+export type Params = Record<string, unknown>;
+
+/** A list's two statements: one page of ids (with `@limit`, `@offset`), and how many match in all. */
+export interface ListSql {
+  page: string;
+  count: string;
+  params: Params;
+}
+
+export interface SqlDialect {
+  /** A subquery of the ids `ids`, bound as `@name`: `x IN ${ids(...)}`. */
+  ids(params: Params, name: string, ids: number[]): string;
+  /** A flag column compared the way the engine's indexes can use (`= 0` on SQLite, `= false` on PostgreSQL). */
+  flag(column: string, value: boolean): string;
+  /**
+   * What narrows an event search through the engine's text index (trigrams), as a condition on `e.post_id`, or null
+   * when the index cannot help (no word of three characters or more). The LIKE of each word still decides.
+   */
+  searchIndex(params: Params, words: string[]): string | null;
+  /** `expr` folded for search as `foldForSearch` folds text (lower case, accents removed). */
+  fold(expr: string): string;
+}
+
+/** A LIKE pattern that finds `word` anywhere in folded text (its own wildcards escaped with `\`). */
+export const like = (word: string) => `%${foldForSearch(word).replace(/[\\%_]/g, (c) => '\\' + c)}%`;
+
+/** SQL for "status in S" over a table alias carrying `status` and `date_utc`; `publish` covers due scheduled records. */
+function statusSql(alias: string, statuses: PostStatus[], params: Params): string {
+  const published = `(${alias}.status = 'publish' OR (${alias}.status = 'future' AND ${alias}.date_utc <= @now))`;
+  const parts = statuses.map((status, i) => {
+    if (status === 'publish') return published;
+    if (status === 'future') return `(${alias}.status = 'future' AND ${alias}.date_utc > @now)`;
+    params[`status${i}`] = status;
+    return `${alias}.status = @status${i}`;
+  });
+  return parts.length ? `(${parts.join(' OR ')})` : 'FALSE';
+}
+
+/** SQL for "records this viewer may see in a list" (DESIGN §5 #8). */
+function viewerSql(alias: string, viewer: ListViewer, params: Params, prefix = ''): string {
+  const published = `(${alias}.status = 'publish' OR (${alias}.status = 'future' AND ${alias}.date_utc <= @now))`;
+  if (viewer.kind === 'public') return published;
+  if (viewer.seeOthers) return 'TRUE';
+  params[`${prefix}me`] = viewer.userId;
+  return `(${published} OR ${alias}.author_id = @${prefix}me)`;
+}
+
+/** The statements of an event list (GET /events and the iCalendar feed). */
+export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
+  const params: Params = { lang: q.lang, now: q.nowUtc };
+  const where = ['e.lang = @lang', dialect.flag('e.hide_from_listings', false), statusSql('e', q.statuses, params), viewerSql('e', q.viewer, params)];
+  q.bounds.forEach((b, i) => {
+    params[`b${i}`] = b.value;
+    where.push(`e.${b.column}_local ${b.op} @b${i}`);
+    // every event ends at or after its start, so an upper bound on the end bounds the start too: the index range
+    // on start then closes, and a list costs its window, not the rest of the calendar
+    if (b.column === 'end' && (b.op === '<=' || b.op === '<')) where.push(`e.start_local ${b.op} @b${i}`);
+  });
+  if (q.search) {
+    const clauses: string[] = [];
+    const contains = (word: string) => {
+      const name = `w${clauses.length}`;
+      params[name] = like(word);
+      return `p.search_text LIKE @${name} ESCAPE '\\'`;
+    };
+    for (const word of q.search.include) clauses.push(contains(word));
+    for (const word of q.search.exclude) clauses.push('NOT ' + contains(word));
+    const narrowed = dialect.searchIndex(params, q.search.include);
+    if (narrowed !== null) where.push(narrowed);
+    if (clauses.length) where.push(`EXISTS (SELECT 1 FROM posts p WHERE p.id = e.post_id AND ${clauses.join(' AND ')})`);
+  }
+  const ids = (name: string, list: number[]) => dialect.ids(params, name, list);
+  if (q.categoryIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND et.term_id IN ${ids('categories', q.categoryIds)})`);
+  if (q.tagIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND et.term_id IN ${ids('tags', q.tagIds)})`);
+  if (q.venueIds) where.push(`e.venue_id IN ${ids('venues', q.venueIds)}`);
+  if (q.organizerIds) where.push(`EXISTS (SELECT 1 FROM event_organizers eo WHERE eo.event_id = e.post_id AND eo.organizer_id IN ${ids('organizers', q.organizerIds)})`);
+  if (q.featured !== undefined) where.push(dialect.flag('e.featured', q.featured));
+  if (q.ticketed !== undefined) where.push(dialect.flag('e.ticketed', q.ticketed));
+  if (q.parentId !== undefined) {
+    params.parent = q.parentId;
+    where.push('e.post_id IN (SELECT id FROM posts WHERE parent_id = @parent)');
+  }
+  if (q.include) where.push(`e.post_id IN ${ids('include', q.include)}`);
+  if (q.withoutPassword) where.push(`NOT EXISTS (SELECT 1 FROM posts p WHERE p.id = e.post_id AND p.password <> '')`);
+  if (q.geo === 'any') where.push('e.venue_id IN (SELECT post_id FROM venues WHERE geo_lat IS NOT NULL AND geo_lng IS NOT NULL)');
+  else if (q.geo) {
+    // a bounding box narrows the venues, then the true (haversine) distance decides
+    const dLat = q.geo.radiusKm / 111.2;
+    const dLng = q.geo.radiusKm / Math.max(0.01, 111.2 * Math.cos((q.geo.lat * Math.PI) / 180));
+    Object.assign(params, { lat: q.geo.lat, lng: q.geo.lng, latMin: q.geo.lat - dLat, latMax: q.geo.lat + dLat, radius: q.geo.radiusKm });
+    // the longitude band wraps at ±180° (and spans everything near the poles)
+    let lngBand = 'TRUE';
+    if (dLng < 180) {
+      const [lo, hi] = [q.geo.lng - dLng, q.geo.lng + dLng];
+      Object.assign(params, { lngMin: lo < -180 ? lo + 360 : lo, lngMax: hi > 180 ? hi - 360 : hi });
+      lngBand = lo < -180 || hi > 180 ? '(v.geo_lng >= @lngMin OR v.geo_lng <= @lngMax)' : 'v.geo_lng BETWEEN @lngMin AND @lngMax';
+    }
+    where.push(`e.venue_id IN (SELECT v.post_id FROM venues v JOIN posts vp ON vp.id = v.post_id
+      WHERE vp.status = 'publish' AND v.geo_lat BETWEEN @latMin AND @latMax AND ${lngBand}
+        AND 12742.0 * asin(sqrt(pow(sin(radians(v.geo_lat - @lat) / 2), 2) + cos(radians(@lat)) * cos(radians(v.geo_lat)) * pow(sin(radians(v.geo_lng - @lng) / 2), 2))) <= @radius)`);
+  }
+  const filter = `FROM events e WHERE ${where.join(' AND ')}`;
+  const order = q.include ? 'e.date_utc, e.post_id' : 'e.start_local, e.date_utc, e.post_id';
+  return { page: `SELECT e.post_id AS id ${filter} ORDER BY ${order} LIMIT @limit OFFSET @offset`, count: `SELECT COUNT(*) AS total ${filter}`, params };
+}
+
+/** The statements of a venue or organizer list. */
+export function linkedListSql(q: LinkedListQuery, dialect: SqlDialect): ListSql {
+  const params: Params = { lang: q.lang, now: q.nowUtc };
+  // the type as a literal, so the engine can use the partial index of venue and organizer posts
+  const where = [`p.type = '${q.type === 'venue' ? 'venue' : 'organizer'}'`, 'p.lang = @lang', statusSql('p', q.statuses, params), viewerSql('p', q.viewer, params)];
+  const detail = q.type === 'venue' ? 'venues' : 'organizers';
+  if (q.words && q.words.length > 0) {
+    const fields = q.type === 'venue'
+      ? ['p.title', 'p.content', 'p.excerpt', 'd.address', 'd.city', 'd.province', 'd.state', 'd.stateprovince', 'd.zip', 'd.phone']
+      : ['p.title', 'p.content', 'p.excerpt', 'd.phone', 'd.email', 'd.website'];
+    q.words.forEach((w, i) => (params[`w${i}`] = like(w)));
+    const all = (field: string) => `(${q.words!.map((_, i) => `${dialect.fold(field)} LIKE @w${i} ESCAPE '\\'`).join(' AND ')})`;
+    where.push(`(${fields.map(all).join(' OR ')})`);
+  }
+  // events linked to the record; `since` narrows to those starting then or later, through the linked indexes
+  const linkedEvents = (since: string | null) => q.type === 'venue'
+    ? `SELECT 1 FROM events e WHERE e.venue_id = p.id${since ? ` AND e.start_local >= ${since}` : ''}`
+    : `SELECT 1 FROM event_organizers eo CROSS JOIN events e ON e.post_id = eo.event_id WHERE eo.organizer_id = p.id${since ? ` AND eo.start_local >= ${since}` : ''}`;
+  if (q.eventId !== undefined) {
+    params.event = q.eventId;
+    where.push(q.type === 'venue' ? 'p.id = (SELECT venue_id FROM events WHERE post_id = @event)' : 'p.id IN (SELECT organizer_id FROM event_organizers WHERE event_id = @event)');
+  }
+  if (q.hasEvents !== undefined) {
+    where.push(`${q.hasEvents ? '' : 'NOT '}EXISTS (${linkedEvents(null)} AND e.status NOT IN ('draft', 'pending'))`);
+  }
+  if (q.onlyWithUpcoming) {
+    params.nowLocal = q.nowLocal;
+    where.push(`EXISTS (${linkedEvents('@nowLocal')} AND ${dialect.flag('e.hide_from_listings', false)} AND e.status <> 'trash' AND ${viewerSql('e', q.eventViewer, params, 'e')})`);
+  }
+  const filter = `FROM posts p JOIN ${detail} d ON d.post_id = p.id WHERE ${where.join(' AND ')}`;
+  return { page: `SELECT p.id ${filter} ORDER BY p.date_utc DESC, p.id DESC LIMIT @limit OFFSET @offset`, count: `SELECT COUNT(*) AS total ${filter}`, params };
+}
+
+/**
+ * The statements of a `modified_after` page: changes (records modified, and records deleted for good) after a
+ * position, in (time, id) order, and how many are left in the pass. Both sides walk their (type, time, id) index.
+ * The page's rows: `id`, `changed_utc`, `changed_local` (null when deleted), `readable`, `removed`.
+ */
+export function changesSql(q: ChangesQuery): { page: string; count: string; params: Params; countParams: Params } {
+  const window = { type: q.type, lang: q.lang, after: q.after, afterId: q.afterId, until: q.until };
+  const params: Params = { ...window, now: q.nowUtc, limit: q.limit };
+  const readable = `${statusSql('p', q.statuses, params)} AND ${viewerSql('p', q.viewer, params)}`;
+  const range = (time: string, id: string) => `(${time} > @after OR (${time} = @after AND ${id} > @afterId)) AND ${time} <= @until`;
+  const modified = `FROM posts p WHERE p.type = @type AND p.lang = @lang AND ${range('p.modified_utc', 'p.id')}`;
+  const deleted = `FROM deleted_posts d WHERE d.type = @type AND d.lang = @lang AND ${range('d.deleted_utc', 'd.id')}`;
+  return {
+    page: `SELECT p.id, p.modified_utc AS changed_utc, p.modified_local AS changed_local, (${readable}) AS readable, p.status = 'trash' AS removed ${modified}
+      UNION ALL SELECT d.id, d.deleted_utc, NULL, FALSE, TRUE ${deleted}
+      ORDER BY changed_utc, id LIMIT @limit`,
+    count: `SELECT (SELECT COUNT(*) ${modified}) + (SELECT COUNT(*) ${deleted}) AS total`,
+    params,
+    countParams: window,
+  };
+}

@@ -1,0 +1,229 @@
+import type { Lang } from '../../domain/context.js';
+import type { PostsRepository, Translations } from '../engine.js';
+import { changesSql, eventListSql, linkedListSql, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
+import type { Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, PostRecord, PostType, RecordOf } from '../records.js';
+import { baseFromRow, baseToRow, DETAIL_COLUMNS, DETAIL_TABLE, detailsRow, eventFromRow, organizerFromRow, POST_COLUMNS, venueFromRow, type Row } from '../rows.js';
+import type { Queryable } from './connection.js';
+import { named, query } from './sql.js';
+
+/** How PostgreSQL spells what the shared list queries leave to each engine. */
+export const POSTGRES_DIALECT: SqlDialect = {
+  ids(params: Params, name: string, ids: number[]) {
+    params[name] = ids;
+    return `(SELECT unnest(@${name}::bigint[]))`;
+  },
+  flag: (column, value) => `${column} = ${value ? 'true' : 'false'}`,
+  // the trigram GIN index of posts.search_text (migration 0008) serves the LIKE of each word directly
+  searchIndex: () => null,
+  fold: (expr) => `almanac_fold(${expr})`,
+};
+
+const LANGS: readonly Lang[] = ['en', 'fr', 'de'];
+
+const insertColumns = (type: PostType) => ['post_id', ...DETAIL_COLUMNS[type]];
+const placeholders = (count: number, from = 1) => Array.from({ length: count }, (_, i) => `$${i + from}`).join(', ');
+
+/** The SQL of one type's insert and update, built once from the shared column lists. */
+const STATEMENTS = Object.fromEntries((['event', 'venue', 'organizer'] as const).map((type) => [type, {
+  insertDetails: `INSERT INTO ${DETAIL_TABLE[type]} (${insertColumns(type).join(', ')}) VALUES (${placeholders(insertColumns(type).length)})`,
+  updateDetails: `UPDATE ${DETAIL_TABLE[type]} SET ${DETAIL_COLUMNS[type].map((c, i) => `${c} = $${i + 2}`).join(', ')} WHERE post_id = $1`,
+  rows: type === 'event'
+    // an event with its organizers (in order) and terms, in one round trip
+    ? `SELECT d.*, p.*,
+         COALESCE((SELECT json_agg(eo.organizer_id ORDER BY eo.position) FROM event_organizers eo WHERE eo.event_id = p.id), '[]') AS organizer_ids,
+         COALESCE((SELECT json_agg(et.term_id) FROM event_terms et WHERE et.event_id = p.id), '[]') AS term_ids
+       FROM posts p JOIN events d ON d.post_id = p.id WHERE p.id = ANY($1::bigint[])`
+    : `SELECT * FROM posts p JOIN ${DETAIL_TABLE[type]} d ON d.post_id = p.id WHERE p.id = ANY($1::bigint[])`,
+}])) as Record<PostType, { insertDetails: string; updateDetails: string; rows: string }>;
+
+const INSERT_POST = `INSERT INTO posts (id, ${POST_COLUMNS.join(', ')}, translation_group)
+  VALUES ($1, ${placeholders(POST_COLUMNS.length, 2)}, $${POST_COLUMNS.length + 2})`;
+const UPDATE_POST = `UPDATE posts SET ${POST_COLUMNS.map((c, i) => `${c} = $${i + 2}`).join(', ')} WHERE id = $1`;
+
+/** Events, venues and organizers on PostgreSQL: the same records and rules as the SQLite engine's repository. */
+export class PostgresPosts implements PostsRepository {
+  constructor(private readonly db: Queryable) {}
+
+  async typeOf(id: number): Promise<PostType | null> {
+    const rows = await query<{ type: PostType }>(this.db, 'SELECT type FROM posts WHERE id = $1', [id]);
+    return rows[0]?.type ?? null;
+  }
+
+  async findById(id: number): Promise<PostRecord | null> {
+    const type = await this.typeOf(id);
+    return type ? ((await this.findMany(type, [id])).get(id) ?? null) : null;
+  }
+
+  async findOfType<T extends PostType>(type: T, id: number): Promise<RecordOf<T> | null> {
+    return (await this.findMany(type, [id])).get(id) ?? null;
+  }
+
+  async resolveSlug(type: PostType, raw: string, preferred: Lang): Promise<number | null> {
+    const slug = raw.toLowerCase().replace(/[^a-z0-9_%-]/g, '');
+    if (!slug) return null;
+    const rows = await query<{ id: number; lang: Lang }>(this.db, 'SELECT id, lang FROM posts WHERE type = $1 AND slug = $2', [type, slug]);
+    for (const lang of [preferred, ...LANGS.filter((l) => l !== preferred)]) {
+      const found = rows.find((r) => r.lang === lang);
+      if (found) return found.id;
+    }
+    return null;
+  }
+
+  async findMany<T extends PostType>(type: T, ids: number[]): Promise<Map<number, RecordOf<T>>> {
+    const out = new Map<number, RecordOf<T>>();
+    if (ids.length === 0) return out;
+    const rows = await query<Row>(this.db, STATEMENTS[type].rows, [[...new Set(ids)]]);
+    for (const r of rows) {
+      const record = type === 'event'
+        ? eventFromRow(r, r.organizer_ids as number[], r.term_ids as number[])
+        : type === 'venue' ? venueFromRow(r) : organizerFromRow(r);
+      out.set(r.id as number, record as RecordOf<T>);
+    }
+    return out;
+  }
+
+  async slugOwner(type: PostType, lang: Lang, slug: string): Promise<number | null> {
+    const rows = await query<{ id: number }>(this.db, 'SELECT id FROM posts WHERE type = $1 AND lang = $2 AND slug = $3', [type, lang, slug]);
+    return rows[0]?.id ?? null;
+  }
+
+  async sameName(type: PostType, lang: Lang, title: string): Promise<number[]> {
+    const rows = await query<{ id: number }>(this.db,
+      `SELECT id FROM posts WHERE type = $1 AND lang = $2 AND status <> 'trash' AND lower(title) = lower($3) ORDER BY id`, [type, lang, title]);
+    return rows.map((r) => r.id);
+  }
+
+  async translations(type: PostType, groups: number[]): Promise<Translations> {
+    const out: Translations = new Map();
+    if (groups.length === 0) return out;
+    const rows = await query<{ translation_group: number; lang: Lang; id: number }>(this.db,
+      'SELECT translation_group, lang, id FROM posts WHERE type = $1 AND translation_group = ANY($2::bigint[]) ORDER BY id', [type, [...new Set(groups)]]);
+    for (const r of rows) {
+      const entry = out.get(r.translation_group) ?? {};
+      entry[r.lang] = r.id;
+      out.set(r.translation_group, entry);
+    }
+    return out;
+  }
+
+  async revisions(ids: number[]): Promise<Map<number, number>> {
+    const rows = await query<{ id: number; revision: number }>(this.db, 'SELECT id, revision FROM posts WHERE id = ANY($1::bigint[])', [ids]);
+    return new Map(rows.map((r) => [r.id, r.revision]));
+  }
+
+  async idsWithLineageFrom(site: string): Promise<number[]> {
+    const pattern = `%${JSON.stringify(`${site}?id=`).slice(1, -1).replace(/[\\%_]/g, (c) => '\\' + c)}%`;
+    const rows = await query<{ id: number; global_id_lineage: string }>(this.db,
+      `SELECT id, global_id_lineage FROM posts WHERE global_id_lineage LIKE $1 ESCAPE '\\'`, [pattern]);
+    return rows.filter((r) => (JSON.parse(r.global_id_lineage) as string[]).includes(`${site}?id=${r.id}`)).map((r) => r.id);
+  }
+
+  async nextScheduled(nowUtc: string): Promise<string | null> {
+    const rows = await query<{ due: string | null }>(this.db, NEXT_SCHEDULED, [nowUtc]);
+    return rows[0]?.due ?? null;
+  }
+
+  async listEvents(q: EventListQuery): Promise<{ ids: number[]; total: number }> {
+    return this.run(eventListSql(q, POSTGRES_DIALECT), q.limit, q.offset);
+  }
+
+  async listLinked(q: LinkedListQuery): Promise<{ ids: number[]; total: number }> {
+    return this.run(linkedListSql(q, POSTGRES_DIALECT), q.limit, q.offset);
+  }
+
+  async listChanges(q: ChangesQuery): Promise<{ changes: Change[]; total: number }> {
+    const sql = changesSql(q);
+    const rows = await named<{ id: number; changed_utc: string; changed_local: string | null; readable: boolean; removed: boolean }>(this.db, sql.page, sql.params);
+    const [count] = await named<{ total: number }>(this.db, sql.count, sql.countParams);
+    return {
+      changes: rows.map((r) => ({ id: r.id, changedUtc: r.changed_utc, changedLocal: r.changed_local, readable: r.readable, removed: r.removed })),
+      total: count!.total,
+    };
+  }
+
+  async explainEventList(q: EventListQuery): Promise<string[]> {
+    return this.explain(eventListSql(q, POSTGRES_DIALECT));
+  }
+
+  async explainLinkedList(q: LinkedListQuery): Promise<string[]> {
+    return this.explain(linkedListSql(q, POSTGRES_DIALECT));
+  }
+
+  async insert<T extends PostType>(record: NewRecord<T>): Promise<number> {
+    const [next] = await query<{ id: number }>(this.db, `SELECT nextval(pg_get_serial_sequence('posts', 'id')) AS id`);
+    const id = next!.id;
+    const group = record.translationOf === null ? id : (await this.findById(record.translationOf))!.translationGroup;
+    await this.insertRow(id, group, record);
+    return id;
+  }
+
+  async insertAs<T extends PostType>(id: number, translationGroup: number, record: Omit<RecordOf<T>, 'id' | 'translationGroup'>): Promise<void> {
+    await this.insertRow(id, translationGroup, record);
+    // ids given from outside (an import) must never be handed out again
+    await query(this.db, `SELECT setval(pg_get_serial_sequence('posts', 'id'), GREATEST($1::bigint, (SELECT last_value FROM posts_id_seq)))`, [id]);
+  }
+
+  private async insertRow(id: number, group: number, record: Omit<PostRecord, 'id' | 'translationGroup'>): Promise<void> {
+    const row = baseToRow(record);
+    await query(this.db, INSERT_POST, [id, ...POST_COLUMNS.map((c) => row[c]), group]);
+    const details = detailsRow(record);
+    await query(this.db, STATEMENTS[record.type].insertDetails, [id, ...DETAIL_COLUMNS[record.type].map((c) => details[c])]);
+    if (record.type === 'event') await this.writeLinks(id, record as EventRecord, true);
+  }
+
+  async setTranslationGroup(id: number, group: number): Promise<void> {
+    await query(this.db, 'UPDATE posts SET translation_group = $2 WHERE id = $1', [id, group]);
+  }
+
+  async update(record: PostRecord): Promise<void> {
+    const row = baseToRow(record);
+    await query(this.db, UPDATE_POST, [record.id, ...POST_COLUMNS.map((c) => row[c])]);
+    const details = detailsRow(record);
+    await query(this.db, STATEMENTS[record.type].updateDetails, [record.id, ...DETAIL_COLUMNS[record.type].map((c) => details[c])]);
+    if (record.type === 'event') await this.writeLinks(record.id, record);
+  }
+
+  async unlinkFromEvents(record: PostRecord): Promise<void> {
+    if (record.type === 'venue') await query(this.db, 'UPDATE events SET venue_id = NULL WHERE venue_id = $1', [record.id]);
+    if (record.type === 'organizer') await query(this.db, 'DELETE FROM event_organizers WHERE organizer_id = $1', [record.id]);
+  }
+
+  async purgeTrash(cutoffUtc: string): Promise<number> {
+    const rows = await query<{ id: number }>(this.db, `DELETE FROM posts WHERE status = 'trash' AND modified_utc < $1 RETURNING id`, [cutoffUtc]);
+    return rows.length;
+  }
+
+  private async run(sql: ListSql, limit: number, offset: number): Promise<{ ids: number[]; total: number }> {
+    const ids = (await named<{ id: number }>(this.db, sql.page, { ...sql.params, limit, offset })).map((r) => r.id);
+    const [count] = await named<{ total: number }>(this.db, sql.count, sql.params);
+    return { ids, total: count!.total };
+  }
+
+  private async explain(sql: ListSql): Promise<string[]> {
+    const lines: string[] = [];
+    for (const statement of [sql.page, sql.count]) {
+      const rows = await named<{ 'QUERY PLAN': string }>(this.db, `EXPLAIN ${statement}`, { ...sql.params, limit: 10, offset: 0 });
+      lines.push(...rows.map((r) => r['QUERY PLAN']));
+    }
+    return lines;
+  }
+
+  private async writeLinks(id: number, event: Pick<EventRecord, 'organizerIds' | 'termIds' | 'startLocal'>, fresh = false): Promise<void> {
+    if (!fresh) {
+      await query(this.db, 'DELETE FROM event_organizers WHERE event_id = $1', [id]);
+      await query(this.db, 'DELETE FROM event_terms WHERE event_id = $1', [id]);
+    }
+    if (event.organizerIds.length > 0) {
+      await query(this.db, `INSERT INTO event_organizers (event_id, organizer_id, position, start_local)
+        SELECT $1, o.id, o.n - 1, $3 FROM unnest($2::bigint[]) WITH ORDINALITY AS o(id, n)`, [id, event.organizerIds, event.startLocal]);
+    }
+    if (event.termIds.length > 0) {
+      await query(this.db, `INSERT INTO event_terms (event_id, term_id) SELECT DISTINCT $1::bigint, unnest($2::bigint[]) ON CONFLICT DO NOTHING`, [id, event.termIds]);
+    }
+  }
+}
+
+/** The earliest publication time after a moment of a scheduled record: two index seeks (partial indexes). */
+export const NEXT_SCHEDULED = `SELECT LEAST(
+  (SELECT MIN(date_utc) FROM events WHERE status = 'future' AND date_utc > $1),
+  (SELECT MIN(date_utc) FROM posts WHERE type <> 'event' AND status = 'future' AND date_utc > $1)) AS due`;

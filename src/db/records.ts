@@ -1,0 +1,245 @@
+/**
+ * The records and queries of Almanac's data layer, the same for every engine: what repositories return and take.
+ * Rows are mapped to these in one function per table in each engine's repositories.
+ */
+import type { Role } from '../domain/capabilities.js';
+import type { Lang } from '../domain/context.js';
+
+export type PostType = 'event' | 'venue' | 'organizer';
+export type PostStatus = 'publish' | 'future' | 'draft' | 'pending' | 'private' | 'trash';
+
+/** What events, venues and organizers share (a WordPress post). Ids of absent links are 0, as WordPress reports them. */
+export interface PostBase {
+  id: number;
+  type: PostType;
+  authorId: number;
+  status: PostStatus;
+  statusBeforeTrash: PostStatus | null;
+  slug: string;
+  title: string;
+  content: string;
+  excerpt: string;
+  password: string;
+  dateLocal: string;
+  dateUtc: string;
+  modifiedLocal: string;
+  modifiedUtc: string;
+  lang: Lang;
+  translationGroup: number;
+  parentId: number;
+  imageId: number;
+  /** Ids this record had on other sites (imports), after its own. */
+  globalIdLineage: string[];
+}
+
+export interface EventRecord extends PostBase {
+  type: 'event';
+  startLocal: string;
+  endLocal: string;
+  startUtc: string;
+  endUtc: string;
+  timezone: string;
+  allDay: boolean;
+  costs: string[];
+  currencySymbol: string;
+  currencyPosition: '' | 'prefix' | 'postfix';
+  currencyCode: string;
+  /** null: never set (the permalink is shown instead). */
+  website: string | null;
+  showMap: boolean;
+  showMapLink: boolean;
+  hideFromListings: boolean;
+  sticky: boolean;
+  featured: boolean;
+  ticketed: boolean;
+  venueId: number;
+  organizerIds: number[];
+  termIds: number[];
+}
+
+export interface VenueRecord extends PostBase {
+  type: 'venue';
+  address: string;
+  city: string;
+  country: string;
+  province: string;
+  state: string;
+  stateprovince: string;
+  zip: string;
+  phone: string;
+  website: string;
+  showMap: boolean;
+  showMapLink: boolean;
+  geoLat: number | null;
+  geoLng: number | null;
+}
+
+export interface OrganizerRecord extends PostBase {
+  type: 'organizer';
+  phone: string;
+  website: string;
+  email: string;
+}
+
+export type PostRecord = EventRecord | VenueRecord | OrganizerRecord;
+
+/** Who is asking, for list visibility: anonymous (published only), or a user who sees their own records too. */
+export type ListViewer = { kind: 'public' } | { kind: 'user'; userId: number; seeOthers: boolean };
+
+/** Filters of GET /events, already resolved to ids and site-local bounds. */
+export interface EventListQuery {
+  lang: Lang;
+  nowUtc: string;
+  /** Effective statuses asked for (`publish` includes scheduled records whose date has come). */
+  statuses: PostStatus[];
+  viewer: ListViewer;
+  bounds: { column: 'start' | 'end'; op: '>=' | '<=' | '<' | '>'; value: string }[];
+  search?: { include: string[]; exclude: string[] };
+  categoryIds?: number[];
+  tagIds?: number[];
+  venueIds?: number[];
+  organizerIds?: number[];
+  featured?: boolean;
+  ticketed?: boolean;
+  parentId?: number;
+  include?: number[];
+  geo?: { lat: number; lng: number; radiusKm: number } | 'any';
+  /** Leave password-protected events out (the iCalendar feed). */
+  withoutPassword?: boolean;
+  limit: number;
+  offset: number;
+}
+
+/** Filters of GET /venues and GET /organizers. */
+export interface LinkedListQuery {
+  type: 'venue' | 'organizer';
+  lang: Lang;
+  nowUtc: string;
+  /** Site-local now, for "upcoming". */
+  nowLocal: string;
+  statuses: PostStatus[];
+  viewer: ListViewer;
+  /** Events the viewer may see, for `only_with_upcoming`. */
+  eventViewer: ListViewer;
+  words?: string[];
+  eventId?: number;
+  hasEvents?: boolean;
+  onlyWithUpcoming?: boolean;
+  limit: number;
+  offset: number;
+}
+
+/** A `modified_after` page: changes of one type and language after a position, up to a time (DESIGN: incremental sync). */
+export interface ChangesQuery {
+  type: PostType;
+  lang: Lang;
+  nowUtc: string;
+  /** Which records the caller may read whole (the others are tombstones). */
+  statuses: PostStatus[];
+  viewer: ListViewer;
+  /** The position after which changes are listed: a time, and an id among the changes at exactly that time. */
+  after: string;
+  afterId: number;
+  /** The last time of the pass (inclusive). */
+  until: string;
+  limit: number;
+}
+
+/** One change of a `modified_after` list, in (time, id) order. */
+export interface Change {
+  id: number;
+  /** `modified_utc`, or when it was deleted for good. */
+  changedUtc: string;
+  /** Site-local `modified`, or null for a record deleted for good. */
+  changedLocal: string | null;
+  /** Readable whole by the caller. */
+  readable: boolean;
+  /** Trashed, or deleted for good. */
+  removed: boolean;
+}
+
+export type RecordOf<T extends PostType> = Extract<PostRecord, { type: T }>;
+/** A record about to be created: everything but the id and translation group. */
+export type NewRecord<T extends PostType> = Omit<RecordOf<T>, 'id' | 'translationGroup'> & { translationOf: number | null };
+
+
+export type Taxonomy = 'category' | 'tag';
+
+export interface TermRecord {
+  id: number;
+  taxonomy: Taxonomy;
+  name: string;
+  slug: string;
+  description: string;
+  /** 0 for none, as WordPress reports it. */
+  parentId: number;
+  lang: Lang;
+  translationGroup: number;
+  /** Published events using the term. */
+  count: number;
+}
+
+export interface TermListQuery {
+  taxonomy: Taxonomy;
+  lang: Lang;
+  search?: string;
+  include?: number[];
+  exclude?: number[];
+  /** 0: top-level only. */
+  parentId?: number;
+  eventId?: number;
+  slug?: string;
+  hideEmpty: boolean;
+  orderBy: 'name' | 'id' | 'slug' | 'count' | 'description' | 'include' | 'none';
+  descending: boolean;
+  limit: number;
+  offset: number;
+}
+
+export interface TermInput {
+  taxonomy: Taxonomy;
+  name: string;
+  slug: string;
+  description: string;
+  parentId: number;
+  lang: Lang;
+  /** Join the translation group of this term; null: a group of its own. */
+  translationOf: number | null;
+}
+
+
+export interface User {
+  id: number;
+  login: string;
+  email: string | null;
+  displayName: string;
+  role: Role;
+  credentialVersion: number;
+  registeredUtc: string;
+}
+
+export interface AppPassword {
+  uuid: string;
+  userId: number;
+  name: string;
+  scheme: 'sha256' | 'scrypt';
+  salt: string;
+  hash: string;
+  isBootstrap: boolean;
+  createdUtc: string;
+  lastUsedUtc: string | null;
+  lastIp: string | null;
+}
+
+
+/** A media record: an image known by its URL (Almanac keeps no files; sizes are known only when given). */
+export interface MediaRecord {
+  id: number;
+  url: string;
+  extension: string;
+  width: number | null;
+  height: number | null;
+  filesize: number | null;
+  sizes: Record<string, unknown> | null;
+}
+

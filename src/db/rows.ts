@@ -1,0 +1,113 @@
+/**
+ * Rows of posts and their detail tables mapped to records and back, in one place for both engines: the same column
+ * names and values (times as `YYYY-MM-DD HH:MM:SS` text, lists as JSON text, flags as 0/1 or booleans).
+ */
+import type { Lang } from '../domain/context.js';
+import { foldForSearch } from '../domain/text.js';
+import type { Role } from '../domain/capabilities.js';
+import type { AppPassword, EventRecord, MediaRecord, OrganizerRecord, PostBase, PostRecord, PostStatus, PostType, User, VenueRecord } from './records.js';
+
+export type Row = Record<string, unknown>;
+/** A flag as either engine returns it (SQLite: 0/1, PostgreSQL: a boolean). */
+const bool = (v: unknown) => v === 1 || v === true;
+/** A flag as both engines accept it (PostgreSQL reads `1`/`0` as booleans). */
+const bit = (v: boolean) => (v ? 1 : 0);
+
+export function baseFromRow(r: Row): PostBase {
+  return {
+    id: r.id as number, type: r.type as PostType, authorId: (r.author_id as number | null) ?? 0, status: r.status as PostStatus,
+    statusBeforeTrash: (r.status_before_trash as PostStatus | null) ?? null, slug: r.slug as string, title: r.title as string,
+    content: r.content as string, excerpt: r.excerpt as string, password: r.password as string,
+    dateLocal: r.date_local as string, dateUtc: r.date_utc as string, modifiedLocal: r.modified_local as string, modifiedUtc: r.modified_utc as string,
+    lang: r.lang as Lang, translationGroup: r.translation_group as number, parentId: (r.parent_id as number | null) ?? 0,
+    imageId: (r.image_id as number | null) ?? 0, globalIdLineage: JSON.parse(r.global_id_lineage as string) as string[],
+  };
+}
+
+export function baseToRow(p: Omit<PostBase, 'id' | 'translationGroup'>): Row {
+  return {
+    type: p.type, author_id: p.authorId || null, status: p.status, status_before_trash: p.statusBeforeTrash, slug: p.slug, title: p.title,
+    content: p.content, excerpt: p.excerpt, password: p.password, date_local: p.dateLocal, date_utc: p.dateUtc,
+    modified_local: p.modifiedLocal, modified_utc: p.modifiedUtc, lang: p.lang, parent_id: p.parentId || null,
+    image_id: p.imageId || null, global_id_lineage: JSON.stringify(p.globalIdLineage),
+    // what event search reads (migration 0005): the three searched fields, folded
+    search_text: p.type === 'event' ? foldForSearch(`${p.title}\u001f${p.excerpt}\u001f${p.content}`) : '',
+  };
+}
+
+export function eventFromRow(r: Row, organizerIds: number[], termIds: number[]): EventRecord {
+  // Object.assign onto the fresh base, not a spread into a literal: V8 builds spread-then-literal objects ~40× slower
+  return Object.assign(baseFromRow(r), {
+    type: 'event' as const, startLocal: r.start_local as string, endLocal: r.end_local as string, startUtc: r.start_utc as string,
+    endUtc: r.end_utc as string, timezone: r.timezone as string, allDay: bool(r.all_day), costs: JSON.parse(r.costs as string) as string[],
+    currencySymbol: r.currency_symbol as string, currencyPosition: r.currency_position as EventRecord['currencyPosition'],
+    currencyCode: r.currency_code as string, website: (r.website as string | null) ?? null, showMap: bool(r.show_map),
+    showMapLink: bool(r.show_map_link), hideFromListings: bool(r.hide_from_listings), sticky: bool(r.sticky), featured: bool(r.featured),
+    ticketed: bool(r.ticketed), venueId: (r.venue_id as number | null) ?? 0, organizerIds, termIds,
+  });
+}
+
+export function eventToRow(e: Omit<EventRecord, 'id' | 'translationGroup'>): Row {
+  return {
+    start_local: e.startLocal, end_local: e.endLocal, start_utc: e.startUtc, end_utc: e.endUtc, timezone: e.timezone, all_day: bit(e.allDay),
+    costs: JSON.stringify(e.costs), currency_symbol: e.currencySymbol, currency_position: e.currencyPosition, currency_code: e.currencyCode,
+    website: e.website, show_map: bit(e.showMap), show_map_link: bit(e.showMapLink), hide_from_listings: bit(e.hideFromListings),
+    sticky: bit(e.sticky), featured: bit(e.featured), ticketed: bit(e.ticketed), venue_id: e.venueId || null,
+    // copies of post columns for the listing index (migration 0002)
+    lang: e.lang, status: e.status, date_utc: e.dateUtc, author_id: e.authorId || null,
+  };
+}
+
+export function venueFromRow(r: Row): VenueRecord {
+  return Object.assign(baseFromRow(r), {
+    type: 'venue' as const, address: r.address as string, city: r.city as string, country: r.country as string,
+    province: r.province as string, state: r.state as string, stateprovince: r.stateprovince as string, zip: r.zip as string,
+    phone: r.phone as string, website: r.website as string, showMap: bool(r.show_map), showMapLink: bool(r.show_map_link),
+    geoLat: (r.geo_lat as number | null) ?? null, geoLng: (r.geo_lng as number | null) ?? null,
+  });
+}
+
+export function venueToRow(v: Omit<VenueRecord, 'id' | 'translationGroup'>): Row {
+  return {
+    address: v.address, city: v.city, country: v.country, province: v.province, state: v.state, stateprovince: v.stateprovince,
+    zip: v.zip, phone: v.phone, website: v.website, show_map: bit(v.showMap), show_map_link: bit(v.showMapLink), geo_lat: v.geoLat, geo_lng: v.geoLng,
+  };
+}
+
+export function organizerFromRow(r: Row): OrganizerRecord {
+  return Object.assign(baseFromRow(r), { type: 'organizer' as const, phone: r.phone as string, website: r.website as string, email: r.email as string });
+}
+
+export function organizerToRow(o: Omit<OrganizerRecord, 'id' | 'translationGroup'>): Row {
+  return { phone: o.phone, website: o.website, email: o.email };
+}
+
+export const DETAIL_TABLE: Record<PostType, string> = { event: 'events', venue: 'venues', organizer: 'organizers' };
+export const POST_COLUMNS = ['type', 'author_id', 'status', 'status_before_trash', 'slug', 'title', 'content', 'excerpt', 'password', 'date_local', 'date_utc', 'modified_local', 'modified_utc', 'lang', 'parent_id', 'image_id', 'global_id_lineage', 'search_text'];
+export const DETAIL_COLUMNS: Record<PostType, string[]> = {
+  event: ['start_local', 'end_local', 'start_utc', 'end_utc', 'timezone', 'all_day', 'costs', 'currency_symbol', 'currency_position', 'currency_code', 'website', 'show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured', 'ticketed', 'venue_id', 'lang', 'status', 'date_utc', 'author_id'],
+  venue: ['address', 'city', 'country', 'province', 'state', 'stateprovince', 'zip', 'phone', 'website', 'show_map', 'show_map_link', 'geo_lat', 'geo_lng'],
+  organizer: ['phone', 'website', 'email'],
+};
+
+/** The detail row of a record (events, venues or organizers). */
+export function detailsRow(record: Omit<PostRecord, 'id' | 'translationGroup'>): Row {
+  if (record.type === 'event') return eventToRow(record as EventRecord);
+  if (record.type === 'venue') return venueToRow(record as VenueRecord);
+  return organizerToRow(record as OrganizerRecord);
+}
+
+export interface UserRow { id: number; login: string; email: string | null; display_name: string; role: string; credential_version: number; registered_utc: string }
+export interface PasswordRow { uuid: string; user_id: number; name: string; scheme: string; salt: string; hash: string; is_bootstrap: number | boolean; created_utc: string; last_used_utc: string | null; last_ip: string | null }
+
+export const toUser = (r: UserRow): User => ({
+  id: r.id, login: r.login, email: r.email, displayName: r.display_name, role: r.role as Role,
+  credentialVersion: r.credential_version, registeredUtc: r.registered_utc,
+});
+export const toPassword = (r: PasswordRow): AppPassword => ({
+  uuid: r.uuid, userId: r.user_id, name: r.name, scheme: r.scheme as AppPassword['scheme'], salt: r.salt, hash: r.hash,
+  isBootstrap: bool(r.is_bootstrap), createdUtc: r.created_utc, lastUsedUtc: r.last_used_utc, lastIp: r.last_ip,
+});
+
+export interface MediaRow { id: number; url: string; extension: string; width: number | null; height: number | null; filesize: number | null; sizes: string | null }
+export const toMedia = (r: MediaRow): MediaRecord => ({ ...r, sizes: r.sizes ? (JSON.parse(r.sizes) as Record<string, unknown>) : null });

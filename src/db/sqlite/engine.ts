@@ -1,0 +1,263 @@
+import type { Statement } from 'better-sqlite3';
+import { DateTime } from 'luxon';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { projectRoot } from '../../paths.js';
+import type { Engine, Repositories, WriteUnit } from '../engine.js';
+import { StorageFull } from '../../errors.js';
+import { GenerationTracker, utcNowWire } from '../generation.js';
+import { SqliteAuthFailures } from './authFailures.js';
+import { openDatabase, openInMemory, openReadOnly, type Db } from './connection.js';
+import { GroupCommit } from './groupCommit.js';
+import { SqliteMedia } from './media.js';
+import { migrate, schemaVersionOf } from './migrate.js';
+import { nextScheduledOf, SqlitePosts } from './posts.js';
+import { ReadThreads } from './readThreads.js';
+import { SqliteTerms } from './terms.js';
+import { SqliteUsers } from './users.js';
+
+export interface SqliteOptions {
+  /** Worker threads for costly reads (lists, searches, feeds); 0 runs them on the event loop. */
+  readThreads?: number;
+}
+
+/** The repositories of one connection (their statements are prepared once, for that connection). */
+export function repositoriesOf(db: Db): Repositories {
+  return { posts: new SqlitePosts(db), terms: new SqliteTerms(db), users: new SqliteUsers(db), media: new SqliteMedia(db), authFailures: new SqliteAuthFailures(db) };
+}
+
+/** Where the read thread's script is: beside this module once built, in dist/ when the sources run under a test runner. */
+function readThreadScript(): URL | null {
+  const beside = new URL('./readThread.js', import.meta.url);
+  if (existsSync(fileURLToPath(beside))) return beside;
+  const built = join(projectRoot, 'dist', 'src', 'db', 'sqlite', 'readThread.js');
+  return existsSync(built) ? new URL(`file://${built}`) : null;
+}
+
+/** The most connections reads hold at once on the event loop (more wait): reads rarely overlap there at all. */
+const MAX_READERS = 8;
+/** Change log rows older than this are pruned (a cache that missed that many changes starts afresh anyway). */
+const CHANGE_LOG_DAYS = 1;
+
+interface Reader {
+  db: Db;
+  repos: Repositories;
+  begin: Statement;
+  commit: Statement;
+}
+
+/**
+ * The SQLite engine: one file in WAL mode. One connection writes, through the group commit; reads use read-only
+ * connections of their own (one snapshot each, `BEGIN … COMMIT`), so a read never sees a batch that is still
+ * being written, and costly list queries run in worker threads with connections of their own. Every process that
+ * opens the file (workers, the CLI) shares it through SQLite's locks.
+ */
+export class SqliteEngine implements Engine {
+  readonly kind = 'sqlite' as const;
+  private readonly writer: Db;
+  private readonly writerRepos: Repositories;
+  private readonly group: GroupCommit;
+  private readonly idle: Reader[] = [];
+  private readers = 0;
+  private readonly waiting: ((reader: Reader) => void)[] = [];
+  private readonly threads: ReadThreads | null;
+  private readonly probe: Db;
+  private readonly generationOf: () => string;
+  private closed = false;
+
+  private constructor(readonly path: string, writer: Db, options: SqliteOptions, readonly applied: number[]) {
+    this.writer = writer;
+    this.writerRepos = repositoriesOf(writer);
+    const appendChange = writer.prepare<[string]>('INSERT INTO change_log (changed_utc) VALUES (?)');
+    const prune = writer.prepare<[string]>('DELETE FROM change_log WHERE changed_utc < ? AND seq < (SELECT MAX(seq) FROM change_log)');
+    let pruned = 0;
+    this.group = new GroupCommit(writer, () => {
+      const now = DateTime.utc();
+      appendChange.run(wire(now));
+      if (now.toMillis() - pruned > 3_600_000) {
+        pruned = now.toMillis();
+        prune.run(wire(now.minus({ days: CHANGE_LOG_DAYS })));
+      }
+    });
+    const memory = path === ':memory:';
+    // the generation is read on a connection of its own: the writer's commits then move its data_version, which
+    // costs nothing to read; the change log is read only when it moved
+    this.probe = memory ? writer : openReadOnly(path);
+    const dataVersion = this.probe.prepare<[], number>('PRAGMA data_version').pluck();
+    const lastChange = this.probe.prepare<[], number>('SELECT MAX(seq) FROM change_log').pluck();
+    const nextScheduled = nextScheduledOf(this.probe);
+    const tracker = new GenerationTracker();
+    let seenVersion = -1;
+    let seq = 0;
+    this.generationOf = () => {
+      const version = dataVersion.get()!;
+      if (version !== seenVersion || memory) {
+        seenVersion = version;
+        seq = lastChange.get() ?? 0;
+      }
+      const now = utcNowWire();
+      return tracker.advance(seq, now, () => nextScheduled(now));
+    };
+    const script = memory ? null : readThreadScript();
+    const size = options.readThreads ?? 2;
+    this.threads = script && size > 0 ? new ReadThreads(script, { path }, size) : null;
+  }
+
+  /** Opens (creating it when missing) and migrates the database file (`:memory:`: a private database). */
+  static async open(path: string, options: SqliteOptions = {}): Promise<SqliteEngine> {
+    const writer = openDatabase(path);
+    let applied: number[];
+    try {
+      applied = migrate(writer);
+    } catch (err) {
+      writer.close();
+      throw err;
+    }
+    return new SqliteEngine(path, writer, options, applied);
+  }
+
+  /**
+   * A private copy in memory of the file (an empty database when there is none), migrated: what a dry run reads and
+   * writes without touching the file.
+   */
+  static async copyOf(path: string): Promise<SqliteEngine> {
+    let image: Buffer | undefined;
+    if (existsSync(path)) {
+      const disk = openReadOnly(path);
+      image = disk.serialize();
+      disk.close();
+    }
+    const copy = openInMemory(image);
+    return new SqliteEngine(':memory:', copy, {}, migrate(copy));
+  }
+
+  /** The connection that writes, for what only SQLite offers (backup, pragmas of the CLI). */
+  get database(): Db {
+    return this.writer;
+  }
+
+  async read<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
+    if (this.path === ':memory:') return work(this.writerRepos);
+    const reader = await this.acquire();
+    reader.begin.run();
+    try {
+      return await work(reader.repos);
+    } finally {
+      reader.commit.run();
+      this.release(reader);
+    }
+  }
+
+  write<T>(work: (unit: WriteUnit) => Promise<T>): Promise<T> {
+    return this.group.run(() => work(this.unit()), true).catch(rethrow);
+  }
+
+  bookkeep<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
+    return this.group.run(() => work(this.writerRepos), false).catch(rethrow);
+  }
+
+  async bulk<T>(work: () => Promise<T>): Promise<T> {
+    const db = this.writer;
+    const cacheSize = db.pragma('cache_size', { simple: true });
+    const autoCheckpoint = db.pragma('wal_autocheckpoint', { simple: true });
+    db.pragma('cache_size = -262144');
+    db.pragma('wal_autocheckpoint = 0');
+    try {
+      return await work();
+    } finally {
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      db.pragma(`wal_autocheckpoint = ${autoCheckpoint}`);
+      db.pragma(`cache_size = ${cacheSize}`);
+      db.pragma('optimize');
+    }
+  }
+
+  generation(): string {
+    return this.generationOf();
+  }
+
+  async schemaVersion(): Promise<number> {
+    return schemaVersionOf(this.probe);
+  }
+
+  async migrate(): Promise<number[]> {
+    return migrate(this.writer);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.threads?.close();
+    for (const reader of this.idle) reader.db.close();
+    if (this.probe !== this.writer) this.probe.close();
+    try {
+      this.writer.pragma('wal_checkpoint(TRUNCATE)');
+    } catch {
+      // another process still reads: it checkpoints when it closes
+    }
+    this.writer.close();
+  }
+
+  private unit(): WriteUnit {
+    let depth = 0;
+    const db = this.writer;
+    return Object.assign(Object.create(null) as object, this.writerRepos, {
+      now: DateTime.utc(),
+      async savepoint<T>(work: () => Promise<T>): Promise<T> {
+        const name = `nested_${++depth}`;
+        db.exec(`SAVEPOINT ${name}`);
+        try {
+          const value = await work();
+          db.exec(`RELEASE ${name}`);
+          return value;
+        } catch (err) {
+          if (db.inTransaction) db.exec(`ROLLBACK TO ${name}; RELEASE ${name}`);
+          throw err;
+        } finally {
+          depth--;
+        }
+      },
+    }) as WriteUnit;
+  }
+
+  private acquire(): Promise<Reader> {
+    const reader = this.idle.pop();
+    if (reader) return Promise.resolve(reader);
+    if (this.readers < MAX_READERS) {
+      this.readers++;
+      const db = openReadOnly(this.path);
+      const repos = repositoriesOf(db);
+      if (this.threads) {
+        // the costly reads go to a thread; the rest stay on this connection's snapshot
+        const threads = this.threads;
+        repos.posts = Object.assign(Object.create(repos.posts) as SqlitePosts, {
+          listEvents: (q: unknown) => threads.call('posts', 'listEvents', [q]),
+          listLinked: (q: unknown) => threads.call('posts', 'listLinked', [q]),
+          listChanges: (q: unknown) => threads.call('posts', 'listChanges', [q]),
+        });
+        repos.terms = Object.assign(Object.create(repos.terms) as SqliteTerms, {
+          list: (q: unknown) => threads.call('terms', 'list', [q]),
+        });
+      }
+      return Promise.resolve({ db, repos, begin: db.prepare('BEGIN'), commit: db.prepare('COMMIT') });
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(reader: Reader): void {
+    const next = this.waiting.shift();
+    if (next) next(reader);
+    else if (this.closed) reader.db.close();
+    else this.idle.push(reader);
+  }
+}
+
+const wire = (t: DateTime) => t.toFormat('yyyy-MM-dd HH:mm:ss');
+
+/** SQLite's own words for a full disk become the engine-neutral error (507, not 500). */
+function rethrow(err: unknown): never {
+  const code = (err as { code?: string } | null)?.code;
+  if (code === 'SQLITE_FULL') throw new StorageFull(undefined, { cause: err });
+  throw err;
+}

@@ -1,0 +1,98 @@
+import type { Statement } from 'better-sqlite3';
+import type { Db } from './connection.js';
+
+interface Pending {
+  work: () => Promise<unknown>;
+  /** Whether the write is one answers depend on (not bookkeeping): then the batch appends to the change log. */
+  changes: boolean;
+  resolve: (value: unknown) => void;
+  reject: (reason: unknown) => void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/**
+ * Group commit: the writes that arrive while the previous commit is being made durable share the next one. Each
+ * write runs in a savepoint of its own inside one IMMEDIATE transaction, in arrival order, so a write that fails is
+ * rolled back alone and every write sees the ones before it, exactly as if they had run one after the other. No
+ * promise settles before COMMIT has returned — with `synchronous=FULL`, before the write-ahead log is on disk — so
+ * nothing is acknowledged that a crash could lose; one fsync serves a whole batch instead of one write.
+ *
+ * Writes are asynchronous functions, but only this queue uses the writing connection, so a batch runs alone on it
+ * however its writes interleave with other work of the process; readers have connections of their own.
+ */
+export class GroupCommit {
+  private queue: Pending[] = [];
+  private running = false;
+  private readonly statements: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'undo', Statement>;
+
+  /** `finish` runs inside the transaction, before COMMIT, when a write that answers depend on succeeded. */
+  constructor(private readonly db: Db, private readonly finish: () => void) {
+    this.statements = {
+      begin: db.prepare('BEGIN IMMEDIATE'),
+      commit: db.prepare('COMMIT'),
+      rollback: db.prepare('ROLLBACK'),
+      savepoint: db.prepare('SAVEPOINT unit'),
+      release: db.prepare('RELEASE unit'),
+      undo: db.prepare('ROLLBACK TO unit'),
+    };
+  }
+
+  /** Runs `work` in the next batch; resolves with its result once that batch is durable. */
+  run<T>(work: () => Promise<T>, changes = true): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, changes, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.running) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        // after the poll phase: every request read meanwhile joins this batch
+        await new Promise((resolve) => setImmediate(resolve));
+        const batch = this.queue;
+        this.queue = [];
+        await this.commit(batch);
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async commit(batch: Pending[]): Promise<void> {
+    const outcomes: Outcome[] = [];
+    const { begin, commit, rollback, savepoint, release, undo } = this.statements;
+    try {
+      begin.run();
+      let changed = false;
+      for (const pending of batch) {
+        savepoint.run();
+        try {
+          const value = await pending.work();
+          release.run();
+          outcomes.push({ ok: true, value });
+          changed ||= pending.changes;
+        } catch (error) {
+          // SQLite rolls the whole transaction back on some errors (disk full, I/O): then nothing of the batch stands
+          if (!this.db.inTransaction) throw error;
+          undo.run();
+          release.run();
+          outcomes.push({ ok: false, error });
+        }
+      }
+      if (changed) this.finish();
+      commit.run();
+    } catch (error) {
+      if (this.db.inTransaction) rollback.run();
+      for (const pending of batch) pending.reject(error);
+      return;
+    }
+    batch.forEach((pending, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) pending.resolve(outcome.value);
+      else pending.reject(outcome.error);
+    });
+  }
+}

@@ -1,0 +1,290 @@
+import type { Lang } from '../../domain/context.js';
+import { foldForSearch } from '../../domain/text.js';
+import type { PostsRepository, Translations } from '../engine.js';
+import type {
+  Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, ListViewer, NewRecord, OrganizerRecord, PostBase, PostRecord,
+  PostStatus, PostType, RecordOf, VenueRecord,
+} from '../records.js';
+import { changesSql, eventListSql, linkedListSql, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
+import { baseFromRow, baseToRow, DETAIL_COLUMNS, DETAIL_TABLE, detailsRow, eventFromRow, organizerFromRow, POST_COLUMNS, venueFromRow, type Row } from '../rows.js';
+import type { Db } from './connection.js';
+import { StatementCache } from './sql.js';
+
+/**
+ * The trigram index query (migration 0008) that finds every event whose folded text may contain all of `words`: each
+ * word of three characters or more needs each of its trigrams. Null when no word is that long (the index cannot
+ * help). The LIKE of each word still decides; this only narrows.
+ */
+function trigramQuery(words: string[]): string | null {
+  const grams = new Set<string>();
+  for (const word of words) {
+    const chars = [...foldForSearch(word)];
+    for (let i = 0; i + 3 <= chars.length; i++) grams.add(chars.slice(i, i + 3).join(''));
+  }
+  return grams.size > 0 ? [...grams].map((g) => `"${g.replace(/"/g, '""')}"`).join(' AND ') : null;
+}
+
+/** How SQLite spells what the shared list queries leave to each engine. */
+export const SQLITE_DIALECT: SqlDialect = {
+  ids(params: Params, name: string, ids: number[]) {
+    params[name] = JSON.stringify(ids);
+    return `(SELECT value FROM json_each(@${name}))`;
+  },
+  flag: (column, value) => `${column} = ${value ? 1 : 0}`,
+  searchIndex(params, words) {
+    const trigrams = trigramQuery(words);
+    if (trigrams === null) return null;
+    params.trigrams = trigrams;
+    // `+`: still read the window off the listing index (the set of matches is probed, through a Bloom filter), so a
+    // list costs its window whatever the word; driving from the matches would cost every event holding it
+    return '+e.post_id IN (SELECT rowid FROM posts_search WHERE posts_search MATCH @trigrams)';
+  },
+  fold: (expr) => `almanac_fold(${expr})`,
+};
+
+/** The earliest publication time after a moment of a scheduled record, or null (one statement, two index seeks). */
+export function nextScheduledOf(db: Db): (nowUtc: string) => string | null {
+  // through the partial indexes of scheduled events and of venue and organizer posts, never a scan of every post
+  const statement = db.prepare<{ now: string }, { due: string | null }>(`SELECT MIN(due) AS due FROM (
+    SELECT MIN(date_utc) AS due FROM events WHERE status = 'future' AND date_utc > @now
+    UNION ALL
+    SELECT MIN(date_utc) FROM posts WHERE type <> 'event' AND status = 'future' AND date_utc > @now)`);
+  return (now) => statement.get({ now })?.due ?? null;
+}
+
+/** Events, venues and organizers (one id space), their links to each other and to terms. */
+export class SqlitePosts implements PostsRepository {
+  private readonly stmts;
+  private readonly lists: StatementCache;
+
+  constructor(private readonly db: Db) {
+    this.lists = new StatementCache(db);
+    const insertDetails = (type: PostType) =>
+      db.prepare(`INSERT INTO ${DETAIL_TABLE[type]} (post_id, ${DETAIL_COLUMNS[type].join(', ')}) VALUES (@id, ${DETAIL_COLUMNS[type].map((c) => '@' + c).join(', ')})`);
+    const updateDetails = (type: PostType) =>
+      db.prepare(`UPDATE ${DETAIL_TABLE[type]} SET ${DETAIL_COLUMNS[type].map((c) => `${c} = @${c}`).join(', ')} WHERE post_id = @id`);
+    this.stmts = {
+      typeOf: db.prepare<[number], { type: string }>('SELECT type FROM posts WHERE id = ?'),
+      idBySlug: db.prepare<[string, string, string], { id: number }>('SELECT id FROM posts WHERE type = ? AND lang = ? AND slug = ?'),
+      rows: {
+        event: db.prepare<{ ids: string }, Row>('SELECT d.*, p.* FROM posts p JOIN events d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))'),
+        venue: db.prepare<{ ids: string }, Row>('SELECT * FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))'),
+        organizer: db.prepare<{ ids: string }, Row>('SELECT * FROM posts p JOIN organizers d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))'),
+      },
+      organizersOf: db.prepare<{ ids: string }, { event_id: number; organizer_id: number }>(
+        'SELECT event_id, organizer_id FROM event_organizers WHERE event_id IN (SELECT value FROM json_each(@ids)) ORDER BY event_id, position',
+      ),
+      termsOf: db.prepare<{ ids: string }, { event_id: number; term_id: number }>(
+        'SELECT event_id, term_id FROM event_terms WHERE event_id IN (SELECT value FROM json_each(@ids))',
+      ),
+      // AUTOINCREMENT: the new id is the sequence + 1, so a record starting its own translation group names it at once
+      insertPost: db.prepare(`INSERT INTO posts (${POST_COLUMNS.join(', ')}, translation_group) VALUES (${POST_COLUMNS.map((c) => '@' + c).join(', ')},
+        COALESCE(@translation_group, (SELECT seq FROM sqlite_sequence WHERE name = 'posts'), 0) + (@translation_group IS NULL))`),
+      insertPostAs: db.prepare(`INSERT INTO posts (id, ${POST_COLUMNS.join(', ')}, translation_group) VALUES (@id, ${POST_COLUMNS.map((c) => '@' + c).join(', ')}, @translation_group)`),
+      setGroup: db.prepare('UPDATE posts SET translation_group = @group WHERE id = @id'),
+      withLineage: db.prepare<{ pattern: string }, { id: number; global_id_lineage: string }>(
+        `SELECT id, global_id_lineage FROM posts WHERE global_id_lineage LIKE @pattern ESCAPE '\\'`,
+      ),
+      updatePost: db.prepare(`UPDATE posts SET ${POST_COLUMNS.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`),
+      insertDetails: { event: insertDetails('event'), venue: insertDetails('venue'), organizer: insertDetails('organizer') },
+      updateDetails: { event: updateDetails('event'), venue: updateDetails('venue'), organizer: updateDetails('organizer') },
+      clearOrganizers: db.prepare('DELETE FROM event_organizers WHERE event_id = ?'),
+      addOrganizer: db.prepare('INSERT INTO event_organizers (event_id, organizer_id, position, start_local) VALUES (?, ?, ?, ?)'),
+      clearTerms: db.prepare('DELETE FROM event_terms WHERE event_id = ?'),
+      addTerm: db.prepare('INSERT OR IGNORE INTO event_terms (event_id, term_id) VALUES (?, ?)'),
+      unlinkVenue: db.prepare('UPDATE events SET venue_id = NULL WHERE venue_id = ?'),
+      unlinkOrganizer: db.prepare('DELETE FROM event_organizers WHERE organizer_id = ?'),
+      translations: db.prepare<{ type: string; groups: string }, { translation_group: number; lang: string; id: number }>(
+        'SELECT translation_group, lang, id FROM posts WHERE type = @type AND translation_group IN (SELECT value FROM json_each(@groups)) ORDER BY id',
+      ),
+      nextScheduled: nextScheduledOf(db),
+      // a trashed record's modification time is when it was trashed; links and term counts follow (cascades, triggers)
+      purgeTrash: db.prepare<[string]>(`DELETE FROM posts WHERE status = 'trash' AND modified_utc < ?`),
+      sameName: db.prepare<{ type: string; lang: string; title: string }, { id: number }>(
+        `SELECT id FROM posts WHERE type = @type AND lang = @lang AND status <> 'trash' AND title = @title COLLATE NOCASE ORDER BY id`,
+      ),
+    };
+  }
+
+  async typeOf(id: number): Promise<PostType | null> {
+    return (this.stmts.typeOf.get(id)?.type as PostType | undefined) ?? null;
+  }
+
+  async findById(id: number): Promise<PostRecord | null> {
+    const type = await this.typeOf(id);
+    return type ? ((await this.findMany(type, [id])).get(id) ?? null) : null;
+  }
+
+  async findOfType<T extends PostType>(type: T, id: number): Promise<RecordOf<T> | null> {
+    return (await this.findMany(type, [id])).get(id) ?? null;
+  }
+
+  /**
+   * The id a slug names, as WordPress looks it up: the slug sanitised (lower case; only `a-z0-9_-%`), in the
+   * preferred language first, then in the others.
+   */
+  async resolveSlug(type: PostType, raw: string, preferred: Lang): Promise<number | null> {
+    const slug = raw.toLowerCase().replace(/[^a-z0-9_%-]/g, '');
+    if (!slug) return null;
+    for (const lang of [preferred, ...(['en', 'fr', 'de'] as const).filter((l) => l !== preferred)]) {
+      const id = this.stmts.idBySlug.get(type, lang, slug)?.id;
+      if (id !== undefined) return id;
+    }
+    return null;
+  }
+
+  /** Records of one type by id, in one query per table however many are asked for. */
+  async findMany<T extends PostType>(type: T, ids: number[]): Promise<Map<number, RecordOf<T>>> {
+    const out = new Map<number, RecordOf<T>>();
+    if (ids.length === 0) return out;
+    const json = JSON.stringify([...new Set(ids)]);
+    const rows = this.stmts.rows[type].all({ ids: json });
+    if (type === 'event') {
+      const organizers = new Map<number, number[]>();
+      for (const r of this.stmts.organizersOf.all({ ids: json })) organizers.set(r.event_id, [...(organizers.get(r.event_id) ?? []), r.organizer_id]);
+      const terms = new Map<number, number[]>();
+      for (const r of this.stmts.termsOf.all({ ids: json })) terms.set(r.event_id, [...(terms.get(r.event_id) ?? []), r.term_id]);
+      for (const r of rows) out.set(r.id as number, eventFromRow(r, organizers.get(r.id as number) ?? [], terms.get(r.id as number) ?? []) as RecordOf<T>);
+    } else {
+      for (const r of rows) out.set(r.id as number, (type === 'venue' ? venueFromRow(r) : organizerFromRow(r)) as RecordOf<T>);
+    }
+    return out;
+  }
+
+  async slugOwner(type: PostType, lang: Lang, slug: string): Promise<number | null> {
+    return this.stmts.idBySlug.get(type, lang, slug)?.id ?? null;
+  }
+
+  /** Non-trashed records of a type and language with this title (any case), oldest first. */
+  async sameName(type: PostType, lang: Lang, title: string): Promise<number[]> {
+    return this.stmts.sameName.all({ type, lang, title }).map((r) => r.id);
+  }
+
+  /** `{lang: id}` of each translation group asked for. */
+  async translations(type: PostType, groups: number[]): Promise<Translations> {
+    const out = new Map<number, Partial<Record<Lang, number>>>();
+    if (groups.length === 0) return out;
+    for (const r of this.stmts.translations.all({ type, groups: JSON.stringify([...new Set(groups)]) })) {
+      const entry = out.get(r.translation_group) ?? {};
+      entry[r.lang as Lang] = r.id;
+      out.set(r.translation_group, entry);
+    }
+    return out;
+  }
+
+  /** Inserts a record with its details and links; returns the new id. */
+  async insert<T extends PostType>(record: NewRecord<T>): Promise<number> {
+    const row = baseToRow(record);
+    row.translation_group = record.translationOf === null ? null : (await this.findById(record.translationOf))!.translationGroup;
+    const id = Number(this.stmts.insertPost.run(row).lastInsertRowid);
+    this.insertDetails(id, record);
+    return id;
+  }
+
+  /**
+   * Inserts a record under a given id and translation group (an import keeps the ids of its source); The id must be free.
+   */
+  async insertAs<T extends PostType>(id: number, translationGroup: number, record: Omit<RecordOf<T>, 'id' | 'translationGroup'>): Promise<void> {
+    this.stmts.insertPostAs.run({ ...baseToRow(record), id, translation_group: translationGroup });
+    this.insertDetails(id, record);
+  }
+
+  private insertDetails(id: number, record: Omit<PostRecord, 'id' | 'translationGroup'>): void {
+    this.stmts.insertDetails[record.type].run({ ...detailsRow(record), id });
+    if (record.type === 'event') this.writeLinks(id, record as EventRecord, true);
+  }
+
+  /** Moves a record into another translation group. */
+  async setTranslationGroup(id: number, group: number): Promise<void> {
+    this.stmts.setGroup.run({ id, group });
+  }
+
+  /** Ids of the records whose lineage holds their own id on a site (`example.org/blog?id=N` for record N). */
+  async idsWithLineageFrom(site: string): Promise<number[]> {
+    const pattern = `%${JSON.stringify(`${site}?id=`).slice(1, -1).replace(/[\\%_]/g, (c) => '\\' + c)}%`;
+    return this.stmts.withLineage.all({ pattern })
+      .filter((r) => (JSON.parse(r.global_id_lineage) as string[]).includes(`${site}?id=${r.id}`))
+      .map((r) => r.id);
+  }
+
+  /** Writes a whole record back (base, details and, for events, links). */
+  async update(record: PostRecord): Promise<void> {
+    this.stmts.updatePost.run({ id: record.id, ...baseToRow(record) });
+    this.stmts.updateDetails[record.type].run({ id: record.id, ...detailsRow(record) });
+    if (record.type === 'event') this.writeLinks(record.id, record);
+  }
+
+  async nextScheduled(nowUtc: string): Promise<string | null> {
+    return this.stmts.nextScheduled(nowUtc);
+  }
+
+  async purgeTrash(cutoffUtc: string): Promise<number> {
+    return this.stmts.purgeTrash.run(cutoffUtc).changes;
+  }
+
+  /** After a venue or organizer is trashed, no event links to it any more. */
+  async unlinkFromEvents(record: PostRecord): Promise<void> {
+    if (record.type === 'venue') this.stmts.unlinkVenue.run(record.id);
+    if (record.type === 'organizer') this.stmts.unlinkOrganizer.run(record.id);
+  }
+
+  /** One page of event ids matching the filters, and how many match in all (two statements). */
+  async listEvents(q: EventListQuery): Promise<{ ids: number[]; total: number }> {
+    return this.run(eventListSql(q, SQLITE_DIALECT), q.limit, q.offset);
+  }
+
+  /** `EXPLAIN QUERY PLAN` of the two statements of an event list (tests check that no list scans every event). */
+  async explainEventList(q: EventListQuery): Promise<string[]> {
+    return this.explain(eventListSql(q, SQLITE_DIALECT));
+  }
+
+  private run(sql: ListSql, limit: number, offset: number): { ids: number[]; total: number } {
+    const ids = this.lists.get<{ id: number }>(sql.page).all({ ...sql.params, limit, offset }).map((r) => r.id);
+    const { total } = this.lists.get<{ total: number }>(sql.count).get(sql.params)!;
+    return { ids, total };
+  }
+
+  private explain(sql: ListSql): string[] {
+    return [sql.page, sql.count].flatMap((statement) =>
+      this.db.prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${statement}`).all({ ...sql.params, limit: 10, offset: 0 }).map((r) => r.detail),
+    );
+  }
+
+  /**
+   * One page of changes (records modified, and records deleted for good) after a position, in (time, id) order,
+   * and how many changes are left in the pass.
+   */
+  async listChanges(q: ChangesQuery): Promise<{ changes: Change[]; total: number }> {
+    const sql = changesSql(q);
+    const rows = this.lists.get<{ id: number; changed_utc: string; changed_local: string | null; readable: number; removed: number }>(sql.page).all(sql.params);
+    const { total } = this.lists.get<{ total: number }>(sql.count).get(sql.countParams)!;
+    return {
+      changes: rows.map((r) => ({ id: r.id, changedUtc: r.changed_utc, changedLocal: r.changed_local, readable: r.readable === 1, removed: r.removed === 1 })),
+      total,
+    };
+  }
+
+  /** How many times each record was changed after its creation (iCalendar `SEQUENCE`). */
+  async revisions(ids: number[]): Promise<Map<number, number>> {
+    const rows = this.lists.get<{ id: number; revision: number }>('SELECT id, revision FROM posts WHERE id IN (SELECT value FROM json_each(@ids))').all({ ids: JSON.stringify(ids) });
+    return new Map(rows.map((r) => [r.id, r.revision]));
+  }
+
+  /** One page of venue or organizer ids matching the filters (newest first), and the total. */
+  async listLinked(q: LinkedListQuery): Promise<{ ids: number[]; total: number }> {
+    return this.run(linkedListSql(q, SQLITE_DIALECT), q.limit, q.offset);
+  }
+
+  async explainLinkedList(q: LinkedListQuery): Promise<string[]> {
+    return this.explain(linkedListSql(q, SQLITE_DIALECT));
+  }
+
+  private writeLinks(id: number, event: Pick<EventRecord, 'organizerIds' | 'termIds' | 'startLocal'>, fresh = false): void {
+    if (!fresh) {
+      this.stmts.clearOrganizers.run(id);
+      this.stmts.clearTerms.run(id);
+    }
+    event.organizerIds.forEach((organizer, position) => this.stmts.addOrganizer.run(id, organizer, position, event.startLocal));
+    for (const term of event.termIds) this.stmts.addTerm.run(id, term);
+  }
+}
