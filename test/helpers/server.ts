@@ -4,15 +4,16 @@ import { Agent, request as httpRequest, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { paths } from '../../generated/api.js';
-import { createApp, type Repositories } from '../../src/app.js';
+import { createApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { openDatabase, type Db } from '../../src/db/connection.js';
-import { migrate } from '../../src/db/migrate.js';
+import type { Engine, Repositories } from '../../src/db/engine.js';
+import { openEngine } from '../../src/db/open.js';
 import type { Role } from '../../src/domain/capabilities.js';
 import { addGeneratedPassword, ensureBootstrapAdmin } from '../../src/domain/passwords.js';
 import { createLogger } from '../../src/log.js';
 import { createHttpServer } from '../../src/server.js';
 import { ContractChecker } from './contract.js';
+import { rawSql, testDatabase, TEST_ENGINE, type TestDatabase } from './engines.js';
 
 export const NS = '/wp-json/tribe/events/v1';
 export interface Credentials { login: string; password: string }
@@ -20,38 +21,63 @@ export interface RawResponse<T = any> { status: number; headers: Headers; body: 
 
 const contract = new ContractChecker();
 
-/** A running Almanac on a fresh temporary SQLite file, listening on 127.0.0.1 with a random port. */
+/**
+ * A running Almanac on a fresh database of the engine under test (`ALMANAC_TEST_ENGINE`: a temporary SQLite file, or
+ * a new database of the throwaway PostgreSQL cluster), listening on 127.0.0.1 with a random port.
+ */
 export class TestServer {
   readonly admin: Credentials = { login: 'admin', password: 'bootstrap-secret' };
   private constructor(
     readonly baseUrl: string,
-    readonly db: Db,
-    readonly repos: Repositories,
+    readonly engine: Engine,
     readonly config: Config,
     private readonly server: Server,
     private readonly dir: string,
+    private readonly database: TestDatabase,
     /** The server's log lines (JSON), at the level asked for (`logLevel`; none by default). */
     readonly logs: string[],
   ) {}
 
+  /** The engine under test. */
+  static readonly engine = TEST_ENGINE;
+
   static async start(overrides: Partial<Config> = {}): Promise<TestServer> {
     const dir = mkdtempSync(join(tmpdir(), 'almanac-test-'));
-    const config: Config = { ...loadConfig({}), dbPath: join(dir, 'almanac.sqlite'), port: 0, logLevel: 'silent', validateResponses: true, ...overrides };
-    const db = openDatabase(config.dbPath);
-    migrate(db);
+    const database = await testDatabase(join(dir, 'almanac.sqlite'));
+    const config: Config = {
+      ...loadConfig({}), dbPath: database.path, databaseUrl: database.url, port: 0, logLevel: 'silent', validateResponses: true, ...overrides,
+    };
+    const engine = await openEngine(config);
     const logs: string[] = [];
-    const { listener, repos } = await createApp({ db, config, log: createLogger(config.logLevel, (line) => logs.push(line)) });
-    await ensureBootstrapAdmin(repos.users, 'admin', 'bootstrap-secret');
+    const { listener } = await createApp({ engine, config, log: createLogger(config.logLevel, (line) => logs.push(line)) });
+    await ensureBootstrapAdmin(engine, 'admin', 'bootstrap-secret');
     const server = createHttpServer(listener);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
-    return new TestServer(`http://127.0.0.1:${port}`, db, repos, config, server, dir, logs);
+    return new TestServer(`http://127.0.0.1:${port}`, engine, config, server, dir, database, logs);
   }
 
   /** A new user with this role and a generated application password. */
-  user(role: Role, login = `${role}-${Math.random().toString(36).slice(2, 8)}`): Credentials {
-    const user = this.repos.users.create({ login, email: `${login}@example.test`, role });
-    return { login, password: addGeneratedPassword(this.repos.users, user.id, 'test').display };
+  async user(role: Role, login = `${role}-${Math.random().toString(36).slice(2, 8)}`): Promise<Credentials> {
+    const password = await this.engine.write(async (repos) => {
+      const user = await repos.users.create({ login, email: `${login}@example.test`, role });
+      return addGeneratedPassword(repos.users, user.id, 'test');
+    });
+    return { login, password: password.display };
+  }
+
+  /** Reads through the engine's repositories (what the server itself would read). */
+  read<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
+    return this.engine.read(work);
+  }
+
+  /**
+   * Raw SQL on the test's database, `?` for parameters, on either engine (for what no route can do: ageing a record,
+   * checking a row). A statement that writes also appends to the change log, as every writer of Almanac does, so
+   * the server's caches see it.
+   */
+  sql<T = Record<string, unknown>>(text: string, ...params: unknown[]): Promise<T[]> {
+    return rawSql<T>(this.database, text, params);
   }
 
   /** A typed client generated from the spec; every response it receives is checked against the spec. */
@@ -136,7 +162,8 @@ export class TestServer {
       this.server.closeAllConnections();
       this.server.close(() => resolve());
     });
-    this.db.close();
+    await this.engine.close();
+    await this.database.drop();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
@@ -158,21 +185,20 @@ export function basic(c: Credentials): string {
 }
 
 /**
- * Inserts an event straight into the database, for term counts and the `post`/`event` filters until the event
- * routes exist. Returns its id.
+ * Inserts an event straight into the database, for term counts and the `post`/`event` filters without the rules of
+ * the event routes. Returns its id.
  */
-export function insertEvent(db: Db, opts: { title?: string; status?: string; terms?: number[]; lang?: string } = {}): number {
+export async function insertEvent(s: TestServer, opts: { title?: string; status?: string; terms?: number[]; lang?: string } = {}): Promise<number> {
   const now = '2026-11-01 10:00:00';
-  const title = opts.title ?? 'Fixture event';
-  const id = Number(
-    db.prepare(`INSERT INTO posts (type, status, slug, title, date_local, date_utc, modified_local, modified_utc, lang, translation_group)
-                VALUES ('event', @status, @slug, @title, @now, @now, @now, @now, @lang, 0)`)
-      .run({ status: opts.status ?? 'publish', slug: `fixture-${Math.random().toString(36).slice(2)}`, title, now, lang: opts.lang ?? 'en' }).lastInsertRowid,
-  );
-  db.prepare('UPDATE posts SET translation_group = id WHERE id = ?').run(id);
-  db.prepare(`INSERT INTO events (post_id, start_local, end_local, start_utc, end_utc, timezone, lang, status, date_utc)
-              VALUES (@id, '2027-01-01 10:00:00', '2027-01-01 12:00:00', '2027-01-01 10:00:00', '2027-01-01 12:00:00', 'UTC+0', @lang, @status, @now)`)
-    .run({ id, lang: opts.lang ?? 'en', status: opts.status ?? 'publish', now });
-  for (const term of opts.terms ?? []) db.prepare('INSERT INTO event_terms (event_id, term_id) VALUES (?, ?)').run(id, term);
+  const lang = opts.lang ?? 'en';
+  const status = opts.status ?? 'publish';
+  const slug = `fixture-${Math.random().toString(36).slice(2)}`;
+  await s.sql(`INSERT INTO posts (type, status, slug, title, date_local, date_utc, modified_local, modified_utc, lang, translation_group)
+               VALUES ('event', ?, ?, ?, ?, ?, ?, ?, ?, 0)`, status, slug, opts.title ?? 'Fixture event', now, now, now, now, lang);
+  const [{ id }] = (await s.sql<{ id: number }>('SELECT id FROM posts WHERE slug = ?', slug)) as [{ id: number }];
+  await s.sql('UPDATE posts SET translation_group = id WHERE id = ?', id);
+  await s.sql(`INSERT INTO events (post_id, start_local, end_local, start_utc, end_utc, timezone, lang, status, date_utc)
+               VALUES (?, '2027-01-01 10:00:00', '2027-01-01 12:00:00', '2027-01-01 10:00:00', '2027-01-01 12:00:00', 'UTC+0', ?, ?, ?)`, id, lang, status, now);
+  for (const term of opts.terms ?? []) await s.sql('INSERT INTO event_terms (event_id, term_id) VALUES (?, ?)', id, term);
   return id;
 }

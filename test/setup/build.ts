@@ -7,6 +7,9 @@ import { fileURLToPath } from 'node:url';
  * (`dist/src/main.js`) run the current sources, not a stale build.
  */
 export default function setup(): void {
+  // each project of the run (one per engine) lists this setup: compile once
+  if (process.env.ALMANAC_TEST_BUILT === '1') return;
+  process.env.ALMANAC_TEST_BUILT = '1';
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
   try {
     execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'pipe', encoding: 'utf8' });

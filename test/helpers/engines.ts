@@ -1,0 +1,85 @@
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { inject } from 'vitest';
+
+/** The engine the tests run against: the vitest project sets it (README "Development"). */
+export const TEST_ENGINE: 'sqlite' | 'postgres' = process.env.ALMANAC_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The superuser URL of the throwaway PostgreSQL cluster (test/setup/postgres.ts), for the postgres project. */
+    postgresUrl: string;
+  }
+}
+
+/** The name of the migrated database each test database is copied from (test/setup/postgres.ts). */
+export const TEMPLATE_DATABASE = 'almanac_template';
+
+/** A fresh, migrated database for one test server: a file path for SQLite, or a database of the cluster. */
+export interface TestDatabase {
+  path: string;
+  url: string | null;
+  drop(): Promise<void>;
+}
+
+/** A database of its own for one test server (SQLite: `path`, created by the engine; PostgreSQL: a copy of the template). */
+export async function testDatabase(path: string): Promise<TestDatabase> {
+  if (TEST_ENGINE === 'sqlite') return { path, url: null, drop: async () => undefined };
+  const cluster = inject('postgresUrl');
+  const name = `almanac_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  await onCluster(cluster, `CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`);
+  const url = new URL(cluster);
+  url.pathname = `/${name}`;
+  return { path, url: url.href, drop: () => onCluster(cluster, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+async function onCluster(url: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+const WRITES = /^\s*(INSERT|UPDATE|DELETE|REPLACE)\b/i;
+const CHANGE = `INSERT INTO change_log (changed_utc) VALUES (?)`;
+const nowWire = () => new Date().toISOString().slice(0, 19).replace('T', ' ');
+
+/** Runs one statement with `?` parameters; a write also appends to the change log in the same transaction. */
+export async function rawSql<T>(database: TestDatabase, text: string, params: unknown[]): Promise<T[]> {
+  const writes = WRITES.test(text);
+  if (database.url === null) {
+    const db = new Database(database.path);
+    try {
+      db.pragma('busy_timeout = 5000');
+      return db.transaction(() => {
+        const statement = db.prepare(text);
+        const rows = statement.reader ? (statement.all(...params) as T[]) : (statement.run(...params), []);
+        if (writes) db.prepare(CHANGE).run(nowWire());
+        return rows;
+      }).immediate();
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  const numbered = (sql: string) => {
+    let n = 0;
+    return sql.replace(/\?/g, () => `$${++n}`);
+  };
+  try {
+    await client.query('BEGIN');
+    const result = await client.query(numbered(text), params);
+    if (writes) await client.query(numbered(CHANGE), [nowWire()]);
+    await client.query('COMMIT');
+    return result.rows as T[];
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    await client.end();
+  }
+}
