@@ -6,6 +6,7 @@
  * server bugs (left out by default, see `knownBug`); `--verbose` lists the valid requests the server refused, to see
  * what the generators miss.
  */
+import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createHttpServer } from '../src/server.js';
@@ -14,8 +15,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
-import { openDatabase } from '../src/db/connection.js';
-import { migrate } from '../src/db/migrate.js';
+import { openEngine } from '../src/db/open.js';
 import { addGeneratedPassword, ensureBootstrapAdmin } from '../src/domain/passwords.js';
 import { createLogger } from '../src/log.js';
 import { ContractChecker } from '../test/helpers/contract.js';
@@ -39,8 +39,7 @@ settings.excludeKnownBugs = !values.all;
 
 const dir = mkdtempSync(join(tmpdir(), 'almanac-fuzz-'));
 const config: Config = { ...loadConfig({}), dbPath: join(dir, 'almanac.sqlite'), port: 0, logLevel: 'error', validateResponses: true, authMaxFailures: 1_000_000_000 };
-const db = openDatabase(config.dbPath);
-migrate(db);
+const engine = await openEngine(config);
 // unexpected errors are logged with the request id; keep the last ones to show with the failing request
 const serverErrors = new Map<string, string>();
 const log = createLogger('error', (line) => {
@@ -48,19 +47,22 @@ const log = createLogger('error', (line) => {
   serverErrors.set(entry.requestId ?? '?', entry.error ?? entry.msg ?? line);
   if (serverErrors.size > 100) serverErrors.delete(serverErrors.keys().next().value!);
 });
-const { listener, repos } = await createApp({ db, config, log });
+const { listener } = await createApp({ engine, config, log });
 const admin: Credentials = { login: 'admin', password: 'fuzz-bootstrap-secret' };
-await ensureBootstrapAdmin(repos.users, admin.login, admin.password);
-const authorUser = repos.users.create({ login: 'fuzz-author', email: 'fuzz-author@example.test', role: 'author' });
-const author: Credentials = { login: 'fuzz-author', password: addGeneratedPassword(repos.users, authorUser.id, 'fuzz').display };
+await ensureBootstrapAdmin(engine, admin.login, admin.password);
+const author: Credentials = {
+  login: 'fuzz-author',
+  password: (await engine.write(async (unit) => addGeneratedPassword(unit.users, (await unit.users.create({ login: 'fuzz-author', email: 'fuzz-author@example.test', role: 'author' })).id, 'fuzz'))).display,
+};
 const server = createHttpServer(listener);
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 
 const contract = new ContractChecker();
 let lastRequestId = '';
+const files = new Database(config.dbPath);
 const target: FuzzTarget = {
-  db,
+  sql: async <T,>(text: string, ...params: unknown[]) => files.prepare(text).all(...params) as T[],
   admin,
   async raw(method, path, options = {}): Promise<RawAnswer> {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
@@ -137,7 +139,8 @@ try {
 } finally {
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  db.close();
+  files.close();
+  await engine.close();
   rmSync(dir, { recursive: true, force: true });
 }
 

@@ -833,7 +833,8 @@ export interface RawAnswer {
 
 /** What the property runs against: `TestServer` fits (its `raw` checks the spec and refuses 5xx). */
 export interface FuzzTarget {
-  db: Database.Database;
+  /** Runs SQL on the target's database (`?` parameters), on either engine. */
+  sql<T = Record<string, unknown>>(text: string, ...params: unknown[]): Promise<T[]>;
   admin: Credentials;
   raw(method: string, path: string, options?: { as?: Credentials; json?: unknown; form?: string; body?: string; headers?: Record<string, string> }): Promise<RawAnswer>;
 }
@@ -880,24 +881,28 @@ function authOptions(ctx: FuzzContext, req: FuzzRequest): { as?: Credentials; he
   }
 }
 
+/** 1 for a set flag, on both engines (SQLite stores 0/1, PostgreSQL booleans). */
+const flag = (column: string) => `(CASE WHEN ${column} THEN 1 ELSE 0 END)`;
+
 /**
  * A cheap fingerprint of everything a write can touch (auth_failures aside, which wrong credentials legitimately
- * change): counts, the latest modification, and length/id sums of the content columns.
+ * change): counts, the latest modification, and length/id sums of the content columns. SQL both engines run.
  */
-export function fingerprint(db: Database.Database): string {
-  const row = db.prepare(`SELECT
-      (SELECT count(*) || ':' || ifnull(max(modified_utc), '') || ':' || total(length(title) + length(content) + length(excerpt) + length(slug) + length(password) + length(status) + length(date_utc) + length(lang))
-              || ':' || total(ifnull(parent_id, 0) + ifnull(image_id, 0) + ifnull(author_id, 0) + translation_group) FROM posts) AS posts,
-      (SELECT count(*) || ':' || total(length(start_utc) + length(end_utc) + length(start_local) + length(timezone) + length(costs) + length(ifnull(website, '-')) + length(currency_symbol))
-              || ':' || total(all_day + show_map + show_map_link + hide_from_listings + sticky + featured + ticketed + ifnull(venue_id, 0)) FROM events) AS events,
-      (SELECT count(*) || ':' || total(length(address || city || country || province || state || stateprovince || zip || phone || website) + show_map + show_map_link + ifnull(geo_lat, 0) + ifnull(geo_lng, 0)) FROM venues) AS venues,
-      (SELECT count(*) || ':' || total(length(phone || website || email)) FROM organizers) AS organizers,
-      (SELECT count(*) || ':' || total(length(name) + length(slug) + length(description) + ifnull(parent_id, 0) + translation_group) FROM terms) AS terms,
-      (SELECT count(*) || ':' || total(event_id * 7 + term_id) FROM event_terms) AS event_terms,
-      (SELECT count(*) || ':' || total(event_id * 7 + organizer_id * 3 + position) FROM event_organizers) AS event_organizers,
+export async function fingerprint(target: FuzzTarget): Promise<string> {
+  const sum = (expr: string) => `COALESCE(SUM(${expr}), 0)`;
+  const [row] = await target.sql<Record<string, unknown>>(`SELECT
+      (SELECT count(*) || ':' || COALESCE(max(modified_utc), '') || ':' || ${sum('length(title) + length(content) + length(excerpt) + length(slug) + length(password) + length(status) + length(date_utc) + length(lang)')}
+              || ':' || ${sum('COALESCE(parent_id, 0) + COALESCE(image_id, 0) + COALESCE(author_id, 0) + translation_group')} FROM posts) AS posts,
+      (SELECT count(*) || ':' || ${sum("length(start_utc) + length(end_utc) + length(start_local) + length(timezone) + length(costs) + length(COALESCE(website, '-')) + length(currency_symbol)")}
+              || ':' || ${sum(`${flag('all_day')} + ${flag('show_map')} + ${flag('show_map_link')} + ${flag('hide_from_listings')} + ${flag('sticky')} + ${flag('featured')} + ${flag('ticketed')} + COALESCE(venue_id, 0)`)} FROM events) AS events,
+      (SELECT count(*) || ':' || ${sum(`length(address || city || country || province || state || stateprovince || zip || phone || website) + ${flag('show_map')} + ${flag('show_map_link')} + COALESCE(geo_lat, 0) + COALESCE(geo_lng, 0)`)} FROM venues) AS venues,
+      (SELECT count(*) || ':' || ${sum('length(phone || website || email)')} FROM organizers) AS organizers,
+      (SELECT count(*) || ':' || ${sum('length(name) + length(slug) + length(description) + COALESCE(parent_id, 0) + translation_group')} FROM terms) AS terms,
+      (SELECT count(*) || ':' || ${sum('event_id * 7 + term_id')} FROM event_terms) AS event_terms,
+      (SELECT count(*) || ':' || ${sum('event_id * 7 + organizer_id * 3 + position')} FROM event_organizers) AS event_organizers,
       (SELECT count(*) FROM media) AS media,
-      (SELECT count(*) FROM users) AS users`).get() as Record<string, unknown>;
-  return JSON.stringify(row);
+      (SELECT count(*) FROM users) AS users`);
+  return JSON.stringify(row, (_key, value: unknown) => (typeof value === 'number' ? String(value) : value));
 }
 
 function diff(before: string, after: string): string {
@@ -932,7 +937,7 @@ function categoryOf(message: string): string {
  * record (2xx on a collection POST) joins the pools, so later requests can read, update and delete it.
  */
 export async function checkRequest(ctx: FuzzContext, req: FuzzRequest): Promise<void> {
-  const before = fingerprint(ctx.target.db);
+  const before = await fingerprint(ctx.target);
   const auth = authOptions(ctx, req);
   const options = { as: auth.as, json: req.json, form: req.form, body: req.body, headers: { ...(req.headers ?? {}), ...(auth.headers ?? {}) } };
   let answer: RawAnswer;
@@ -954,7 +959,7 @@ export async function checkRequest(ctx: FuzzContext, req: FuzzRequest): Promise<
   if (status >= 500) throw new FuzzFailure(`server error ${status}`, where());
   const isWrite = WRITES.has(req.method);
   if (!isWrite || (status >= 400 && status < 500)) {
-    const after = fingerprint(ctx.target.db);
+    const after = await fingerprint(ctx.target);
     if (after !== before) {
       const what = diff(before, after);
       throw new FuzzFailure(`${isWrite ? 'refused write' : 'read'} changed ${what.replace(/: .*?(;|$)/g, '$1')}`, `${isWrite ? 'refused write' : 'read'} changed the database (${what}): ${where()}`);

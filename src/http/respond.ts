@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { replayKey, type CachedAnswer } from './cache.js';
 import { entityTag, notModified } from './conditional.js';
-import { ApiError } from '../errors.js';
+import { ApiError, DatabaseUnavailable, StorageFull } from '../errors.js';
 import type { RoutedRequest } from './route.js';
 import type { RequestState } from '../domain/context.js';
 
@@ -26,9 +26,20 @@ export interface Outcome {
   bytes?: Buffer;
 }
 
-/** Any thrown value as a WordPress error. Unknown errors are logged and become a 500 that leaks nothing. */
+/**
+ * Any thrown value as a WordPress error. Faults of the database are 503 (unreachable, restarting: try again soon) or
+ * 507 (no space left), logged as warnings; anything else unknown is logged and becomes a 500 that leaks nothing.
+ */
 export function toApiError(err: unknown, log: Logger, requestId: string): ApiError {
   if (err instanceof ApiError) return err;
+  if (err instanceof DatabaseUnavailable) {
+    log.warn('database unavailable', { requestId, error: String((err.cause as Error | undefined)?.message ?? err.message) });
+    return new ApiError(503, 'rest_database_unavailable', 'The database is unavailable; try again in a moment.', {}, { 'Retry-After': String(err.retryAfterSeconds) });
+  }
+  if (err instanceof StorageFull) {
+    log.warn('storage full', { requestId });
+    return new ApiError(507, 'rest_insufficient_storage', 'The database has no space left to store this change; nothing was changed.');
+  }
   log.error('unexpected error', { requestId, error: err instanceof Error ? err.stack ?? err.message : String(err) });
   return new ApiError(500, 'rest_internal_error', 'The server could not answer this request.');
 }

@@ -18,12 +18,12 @@ export class PostgresAuthFailures implements AuthFailuresRepository {
   async fail(address: string, login: string, now: number, limits: { max: number; windowMs: number; lockMs: number }): Promise<number> {
     const rows = await query<{ locked_until: number }>(this.db,
       `INSERT INTO auth_failures AS f (address, login, failures, window_start, locked_until)
-       VALUES ($1, lower($2), 1, $3, CASE WHEN 1 >= $4 THEN $3 + $6 ELSE 0 END)
+       VALUES ($1, lower($2), 1, $3::bigint, CASE WHEN 1 >= $4::integer THEN $3::bigint + $6::bigint ELSE 0 END)
        ON CONFLICT (address, login) DO UPDATE SET
-         failures = CASE WHEN (CASE WHEN $3 - f.window_start > $5 THEN 1 ELSE f.failures + 1 END) >= $4 THEN 0
-                         ELSE (CASE WHEN $3 - f.window_start > $5 THEN 1 ELSE f.failures + 1 END) END,
-         window_start = CASE WHEN $3 - f.window_start > $5 OR (f.failures + 1) >= $4 THEN $3 ELSE f.window_start END,
-         locked_until = CASE WHEN (CASE WHEN $3 - f.window_start > $5 THEN 1 ELSE f.failures + 1 END) >= $4 THEN $3 + $6 ELSE 0 END
+         failures = CASE WHEN (CASE WHEN $3::bigint - f.window_start > $5::bigint THEN 1 ELSE f.failures + 1 END) >= $4::integer THEN 0
+                         ELSE (CASE WHEN $3::bigint - f.window_start > $5::bigint THEN 1 ELSE f.failures + 1 END) END,
+         window_start = CASE WHEN $3::bigint - f.window_start > $5::bigint OR (f.failures + 1) >= $4::integer THEN $3::bigint ELSE f.window_start END,
+         locked_until = CASE WHEN (CASE WHEN $3::bigint - f.window_start > $5::bigint THEN 1 ELSE f.failures + 1 END) >= $4::integer THEN $3::bigint + $6::bigint ELSE 0 END
        RETURNING locked_until`,
       [address, login, now, limits.max, limits.windowMs, limits.lockMs]);
     return rows[0]?.locked_until ?? 0;
