@@ -20,12 +20,10 @@ export const POSTGRES_DIALECT: SqlDialect = {
 
 const LANGS: readonly Lang[] = ['en', 'fr', 'de'];
 
-const insertColumns = (type: PostType) => ['post_id', ...DETAIL_COLUMNS[type]];
 const placeholders = (count: number, from = 1) => Array.from({ length: count }, (_, i) => `$${i + from}`).join(', ');
 
 /** The SQL of one type's insert and update, built once from the shared column lists. */
 const STATEMENTS = Object.fromEntries((['event', 'venue', 'organizer'] as const).map((type) => [type, {
-  insertDetails: `INSERT INTO ${DETAIL_TABLE[type]} (${insertColumns(type).join(', ')}) VALUES (${placeholders(insertColumns(type).length)})`,
   updateDetails: `UPDATE ${DETAIL_TABLE[type]} SET ${DETAIL_COLUMNS[type].map((c, i) => `${c} = $${i + 2}`).join(', ')} WHERE post_id = $1`,
   rows: type === 'event'
     // an event with its organizers (in order) and terms, in one round trip
@@ -34,10 +32,32 @@ const STATEMENTS = Object.fromEntries((['event', 'venue', 'organizer'] as const)
          COALESCE((SELECT json_agg(et.term_id) FROM event_terms et WHERE et.event_id = p.id), '[]') AS term_ids
        FROM posts p JOIN events d ON d.post_id = p.id WHERE p.id = ANY($1::bigint[])`
     : `SELECT * FROM posts p JOIN ${DETAIL_TABLE[type]} d ON d.post_id = p.id WHERE p.id = ANY($1::bigint[])`,
-}])) as Record<PostType, { insertDetails: string; updateDetails: string; rows: string }>;
+}])) as Record<PostType, { updateDetails: string; rows: string }>;
 
-const INSERT_POST = `INSERT INTO posts (id, ${POST_COLUMNS.join(', ')}, translation_group)
-  VALUES ($1, ${placeholders(POST_COLUMNS.length, 2)}, $${POST_COLUMNS.length + 2})`;
+/**
+ * A whole record in one round trip: the post (its id from the sequence unless given, its translation group its own
+ * id unless it joins another's), its details and, for events, its organizers (in order) and terms. The links'
+ * triggers (term counts) run at the end of the statement, when the event row is there to read.
+ */
+function insertStatement(type: PostType): string {
+  const post = POST_COLUMNS.length;
+  const details = DETAIL_COLUMNS[type].length;
+  const id = '$1::bigint';
+  const group = `$${post + 2}::bigint`;
+  const d = (i: number) => `$${post + 3 + i}`;
+  const links = type === 'event'
+    ? `, o AS (INSERT INTO event_organizers (event_id, organizer_id, position, start_local)
+         SELECT p.id, x.organizer, x.n - 1, ${d(DETAIL_COLUMNS.event.indexOf('start_local'))} FROM p, unnest($${post + details + 3}::bigint[]) WITH ORDINALITY AS x(organizer, n))
+       , t AS (INSERT INTO event_terms (event_id, term_id) SELECT DISTINCT p.id, x.term FROM p, unnest($${post + details + 4}::bigint[]) AS x(term))`
+    : '';
+  return `WITH n AS (SELECT COALESCE(${id}, nextval(pg_get_serial_sequence('posts', 'id'))) AS id)
+    , p AS (INSERT INTO posts (id, ${POST_COLUMNS.join(', ')}, translation_group)
+        SELECT n.id, ${placeholders(post, 2)}, COALESCE(${group}, n.id) FROM n RETURNING id)
+    , details AS (INSERT INTO ${DETAIL_TABLE[type]} (post_id, ${DETAIL_COLUMNS[type].join(', ')}) SELECT p.id, ${Array.from({ length: details }, (_, i) => d(i)).join(', ')} FROM p)
+    ${links}
+    SELECT id FROM p`;
+}
+const INSERT = { event: insertStatement('event'), venue: insertStatement('venue'), organizer: insertStatement('organizer') };
 const UPDATE_POST = `UPDATE posts SET ${POST_COLUMNS.map((c, i) => `${c} = $${i + 2}`).join(', ')} WHERE id = $1`;
 
 /** Events, venues and organizers on PostgreSQL: the same records and rules as the SQLite engine's repository. */
@@ -150,11 +170,8 @@ export class PostgresPosts implements PostsRepository {
   }
 
   async insert<T extends PostType>(record: NewRecord<T>): Promise<number> {
-    const [next] = await query<{ id: number }>(this.db, `SELECT nextval(pg_get_serial_sequence('posts', 'id')) AS id`);
-    const id = next!.id;
-    const group = record.translationOf === null ? id : (await this.findById(record.translationOf))!.translationGroup;
-    await this.insertRow(id, group, record);
-    return id;
+    const group = record.translationOf === null ? null : (await this.findById(record.translationOf))!.translationGroup;
+    return this.insertRow(null, group, record);
   }
 
   async insertAs<T extends PostType>(id: number, translationGroup: number, record: Omit<RecordOf<T>, 'id' | 'translationGroup'>): Promise<void> {
@@ -163,12 +180,13 @@ export class PostgresPosts implements PostsRepository {
     await query(this.db, `SELECT setval(pg_get_serial_sequence('posts', 'id'), GREATEST($1::bigint, (SELECT last_value FROM posts_id_seq)))`, [id]);
   }
 
-  private async insertRow(id: number, group: number, record: Omit<PostRecord, 'id' | 'translationGroup'>): Promise<void> {
+  private async insertRow(id: number | null, group: number | null, record: Omit<PostRecord, 'id' | 'translationGroup'>): Promise<number> {
     const row = baseToRow(record);
-    await query(this.db, INSERT_POST, [id, ...POST_COLUMNS.map((c) => row[c]), group]);
     const details = detailsRow(record);
-    await query(this.db, STATEMENTS[record.type].insertDetails, [id, ...DETAIL_COLUMNS[record.type].map((c) => details[c])]);
-    if (record.type === 'event') await this.writeLinks(id, record as EventRecord, true);
+    const values = [id, ...POST_COLUMNS.map((c) => row[c]), group, ...DETAIL_COLUMNS[record.type].map((c) => details[c])];
+    if (record.type === 'event') values.push((record as EventRecord).organizerIds, (record as EventRecord).termIds);
+    const [inserted] = await query<{ id: number }>(this.db, INSERT[record.type], values);
+    return inserted!.id;
   }
 
   async setTranslationGroup(id: number, group: number): Promise<void> {
@@ -208,11 +226,9 @@ export class PostgresPosts implements PostsRepository {
     return lines;
   }
 
-  private async writeLinks(id: number, event: Pick<EventRecord, 'organizerIds' | 'termIds' | 'startLocal'>, fresh = false): Promise<void> {
-    if (!fresh) {
-      await query(this.db, 'DELETE FROM event_organizers WHERE event_id = $1', [id]);
-      await query(this.db, 'DELETE FROM event_terms WHERE event_id = $1', [id]);
-    }
+  private async writeLinks(id: number, event: Pick<EventRecord, 'organizerIds' | 'termIds' | 'startLocal'>): Promise<void> {
+    await query(this.db, 'DELETE FROM event_organizers WHERE event_id = $1', [id]);
+    await query(this.db, 'DELETE FROM event_terms WHERE event_id = $1', [id]);
     if (event.organizerIds.length > 0) {
       await query(this.db, `INSERT INTO event_organizers (event_id, organizer_id, position, start_local)
         SELECT $1, o.id, o.n - 1, $3 FROM unnest($2::bigint[]) WITH ORDINALITY AS o(id, n)`, [id, event.organizerIds, event.startLocal]);
