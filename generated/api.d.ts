@@ -2171,7 +2171,7 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description An iCalendar (RFC 5545) object, `text/calendar; charset=utf-8`.
+         * @description An iCalendar (RFC 5545) object, `text/calendar; charset=utf-8`. Every text from a record (titles, names, descriptions, addresses, category names) is escaped as a TEXT value (`\`, `;`, `,` escaped, every line break as `\n`, other control characters dropped), the organizer's name as a quoted parameter value (RFC 6868 `^n`, `^'`, `^^`) and its e-mail address as a percent-encoded `mailto:` URI, so no field can add a line, a property or a parameter. Lines are folded at 75 octets, never inside a UTF-8 sequence.
          * @example BEGIN:VCALENDAR
          *     VERSION:2.0
          *     PRODID:-//Almanac//Almanac//EN

@@ -90,11 +90,14 @@ const syncRequested = (state: RequestState) => ['modified_after', 'modified_afte
 type LinkedListParams = QueryOf<'listVenues'> & QueryOf<'listOrganizers'>;
 
 export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'listVenues' | 'listOrganizers' | 'getEventsCalendar' | 'getEventCalendar'> {
-  /** An iCalendar answer: the events as this caller reads them in a list (a `password` unlocks a protected one). */
-  const calendarReply = (s: PostService, events: EventRecord[], state: RequestState, name: string, password?: string) => {
+  /**
+   * An iCalendar answer: the events as this caller reads them in a list (a `password` unlocks a protected one), in a
+   * calendar called `name`, or after its one event's title as shown.
+   */
+  const calendarReply = (s: PostService, events: EventRecord[], state: RequestState, name: string | null, password?: string) => {
     const wire = s.view(events, { single: false, password }) as EventWire[];
     const revisions = deps.posts.revisions(events.map((e) => e.id));
-    const text = iCalendar(wire.map((event, i) => ({ event, revision: revisions.get(events[i]!.id) ?? 0 })), { name, host: new URL(state.site).hostname });
+    const text = iCalendar(wire.map((event, i) => ({ event, revision: revisions.get(events[i]!.id) ?? 0 })), { name: name ?? plainText(wire[0]!.title), host: new URL(state.site).hostname });
     return { status: 200 as const, body: text, headers: { 'Content-Type': 'text/calendar; charset=utf-8' } };
   };
 
@@ -160,7 +163,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     getEventCalendar: (c, state) => {
       const s = new PostService(deps, state);
       const event = s.readableEvent(c.request.params.id, c.request.query.password);
-      return calendarReply(s, [event], state, plainText(event.title), c.request.query.password);
+      return calendarReply(s, [event], state, null, c.request.query.password);
     },
     listEvents: (c, state) => {
       const q = c.request.query as EventListParams;
