@@ -565,7 +565,11 @@ export interface paths {
         /**
          * Events as an iCalendar feed
          * @description Almanac extension: the events `GET /events` would list for the same filters and caller, as an iCalendar
-         *     (RFC 5545) feed a calendar app can subscribe to. No paging: at most the first 1,000 events by start.
+         *     (RFC 5545) feed a calendar app can subscribe to. No paging: at most the first 500 events by start. The date
+         *     window, from its latest lower bound (`start_date`, `starts_after`, `ends_after`) to its earliest upper bound
+         *     (`end_date`, `starts_before`, `ends_before`), defaults included, spans at most 762 days (about 25 months; the
+         *     default window qualifies) and has both ends: a wider or open window → 400 `rest_invalid_param` naming its
+         *     bounds and the limit (subscribe to a longer period in parts). `include` has no window.
          *     Password-protected events are left out. Each event is one `VEVENT` with a stable `UID`, `DTSTAMP` (last
          *     change), `SEQUENCE` (number of changes), `DTSTART`/`DTEND` in the event's timezone with its `VTIMEZONE`
          *     (all-day events as dates, `DTEND` the day after the last day), `SUMMARY`, `DESCRIPTION` (plain text),
@@ -2171,7 +2175,7 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description An iCalendar (RFC 5545) object, `text/calendar; charset=utf-8`.
+         * @description An iCalendar (RFC 5545) object, `text/calendar; charset=utf-8`. Every text from a record (titles, names, descriptions, addresses, category names) is escaped as a TEXT value (`\`, `;`, `,` escaped, every line break as `\n`, other control characters dropped), the organizer's name as a quoted parameter value (RFC 6868 `^n`, `^'`, `^^`) and its e-mail address as a percent-encoded `mailto:` URI, so no field can add a line, a property or a parameter. Lines are folded at 75 octets, never inside a UTF-8 sequence.
          * @example BEGIN:VCALENDAR
          *     VERSION:2.0
          *     PRODID:-//Almanac//Almanac//EN
@@ -2375,7 +2379,11 @@ export interface components {
         IndexNamespace: "tribe/events/v1";
         /** @description WordPress context of the index. */
         IndexContext: "view" | "help";
-        /** @description The archive page to return. */
+        /**
+         * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
+         *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
+         *     everything, follow `modified_after`).
+         */
         Page: number;
         /** @description Records per page; values above 50 are treated as 50. */
         PerPage: number;
@@ -2402,15 +2410,18 @@ export interface components {
          *     read as UTC. Otherwise each date is widened to the whole day.
          */
         StrictDates: string;
-        /** @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word` excludes. */
+        /**
+         * @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word`
+         *     excludes. At most 10 words and phrases, exclusions included (more → 400 `rest_invalid_param` naming the limit).
+         */
         EventSearch: string;
-        /** @description Events in any of these categories (ids or slugs); child categories match too. */
+        /** @description Events in any of these categories (ids or slugs); child categories match too; at most 100. */
         CategoriesFilter: components["schemas"]["IdOrSlug"][];
-        /** @description Events with any of these tags (ids or slugs). */
+        /** @description Events with any of these tags (ids or slugs); at most 100. */
         TagsFilter: components["schemas"]["IdOrSlug"][];
-        /** @description Events at any of these venues (ids). */
+        /** @description Events at any of these venues (ids); at most 100. */
         VenueFilter: components["schemas"]["PositiveId"][];
-        /** @description Events run by any of these organizers (ids). Combined with `venue` by AND. */
+        /** @description Events run by any of these organizers (ids); at most 100. Combined with `venue` by AND. */
         OrganizerFilter: components["schemas"]["PositiveId"][];
         /** @description `true`: only featured events; `false`: only events that are not featured. */
         Featured: boolean;
@@ -2425,13 +2436,16 @@ export interface components {
         GeolocLat: number;
         /** @description Longitude of the point for `geoloc`; must come with `geoloc_lat`. */
         GeolocLng: number;
-        /** @description Only events with these ids; every date parameter and the default window are then ignored. */
+        /** @description Only events with these ids (at most 100); every date parameter and the default window are then ignored. */
         Include: components["schemas"]["PositiveId"][];
         /** @description Only events whose parent is this event. */
         PostParent: components["schemas"]["PositiveId"];
         /** @description `true`: only events marked as ticketed; `false`: only events that are not. */
         Ticketed: boolean;
-        /** @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. */
+        /**
+         * @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. At
+         *     most 10 words (more → 400 `rest_invalid_param` naming the limit).
+         */
         LinkedSearch: string;
         /** @description Only records linked to this event. */
         EventOfLinked: components["schemas"]["PositiveId"];
@@ -2441,9 +2455,9 @@ export interface components {
         OnlyWithUpcoming: string;
         /** @description Terms whose name or slug contains this string (any case). */
         TermSearch: string;
-        /** @description Leave out these terms (ids or slugs; each must exist). */
+        /** @description Leave out these terms (ids or slugs; each must exist); at most 100. */
         TermExclude: components["schemas"]["IdOrSlug"][];
-        /** @description Only these terms (ids or slugs; each must exist). */
+        /** @description Only these terms (ids or slugs; each must exist); at most 100. */
         TermInclude: components["schemas"]["IdOrSlug"][];
         /** @description `asc` (default) or `desc`, any case; other values mean `asc`, as in WordPress. */
         TermOrder: string;
@@ -2853,7 +2867,11 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description The archive page to return. */
+                /**
+                 * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
+                 *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
+                 *     everything, follow `modified_after`).
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Records per page; values above 50 are treated as 50. */
                 per_page?: components["parameters"]["PerPage"];
@@ -2880,15 +2898,18 @@ export interface operations {
                  *     read as UTC. Otherwise each date is widened to the whole day.
                  */
                 strict_dates?: components["parameters"]["StrictDates"];
-                /** @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word` excludes. */
+                /**
+                 * @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word`
+                 *     excludes. At most 10 words and phrases, exclusions included (more → 400 `rest_invalid_param` naming the limit).
+                 */
                 search?: components["parameters"]["EventSearch"];
-                /** @description Events in any of these categories (ids or slugs); child categories match too. */
+                /** @description Events in any of these categories (ids or slugs); child categories match too; at most 100. */
                 categories?: components["parameters"]["CategoriesFilter"];
-                /** @description Events with any of these tags (ids or slugs). */
+                /** @description Events with any of these tags (ids or slugs); at most 100. */
                 tags?: components["parameters"]["TagsFilter"];
-                /** @description Events at any of these venues (ids). */
+                /** @description Events at any of these venues (ids); at most 100. */
                 venue?: components["parameters"]["VenueFilter"];
-                /** @description Events run by any of these organizers (ids). Combined with `venue` by AND. */
+                /** @description Events run by any of these organizers (ids); at most 100. Combined with `venue` by AND. */
                 organizer?: components["parameters"]["OrganizerFilter"];
                 /** @description `true`: only featured events; `false`: only events that are not featured. */
                 featured?: components["parameters"]["Featured"];
@@ -2903,7 +2924,7 @@ export interface operations {
                 geoloc_lat?: components["parameters"]["GeolocLat"];
                 /** @description Longitude of the point for `geoloc`; must come with `geoloc_lat`. */
                 geoloc_lng?: components["parameters"]["GeolocLng"];
-                /** @description Only events with these ids; every date parameter and the default window are then ignored. */
+                /** @description Only events with these ids (at most 100); every date parameter and the default window are then ignored. */
                 include?: components["parameters"]["Include"];
                 /** @description Only events whose parent is this event. */
                 post_parent?: components["parameters"]["PostParent"];
@@ -2959,7 +2980,10 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description `rest_invalid_param`: a parameter failed validation (`data.params` names each). */
+            /**
+             * @description `rest_invalid_param`: a parameter failed validation or asks for more than a limit on the cost of a list
+             *     allows (`data.params` names each, with the limit it exceeds).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3621,11 +3645,18 @@ export interface operations {
     listVenues: {
         parameters: {
             query?: {
-                /** @description The archive page to return. */
+                /**
+                 * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
+                 *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
+                 *     everything, follow `modified_after`).
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Records per page; values above 50 are treated as 50. */
                 per_page?: components["parameters"]["PerPage"];
-                /** @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. */
+                /**
+                 * @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. At
+                 *     most 10 words (more → 400 `rest_invalid_param` naming the limit).
+                 */
                 search?: components["parameters"]["LinkedSearch"];
                 /** @description Only records linked to this event. */
                 event?: components["parameters"]["EventOfLinked"];
@@ -3688,7 +3719,10 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description `rest_invalid_param`: a parameter failed validation (`data.params` names each). */
+            /**
+             * @description `rest_invalid_param`: a parameter failed validation or asks for more than a limit on the cost of a list
+             *     allows (`data.params` names each, with the limit it exceeds).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4297,11 +4331,18 @@ export interface operations {
     listOrganizers: {
         parameters: {
             query?: {
-                /** @description The archive page to return. */
+                /**
+                 * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
+                 *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
+                 *     everything, follow `modified_after`).
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Records per page; values above 50 are treated as 50. */
                 per_page?: components["parameters"]["PerPage"];
-                /** @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. */
+                /**
+                 * @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. At
+                 *     most 10 words (more → 400 `rest_invalid_param` naming the limit).
+                 */
                 search?: components["parameters"]["LinkedSearch"];
                 /** @description Only records linked to this event. */
                 event?: components["parameters"]["EventOfLinked"];
@@ -4364,7 +4405,10 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description `rest_invalid_param`: a parameter failed validation (`data.params` names each). */
+            /**
+             * @description `rest_invalid_param`: a parameter failed validation or asks for more than a limit on the cost of a list
+             *     allows (`data.params` names each, with the limit it exceeds).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4973,15 +5017,19 @@ export interface operations {
     listCategories: {
         parameters: {
             query?: {
-                /** @description The archive page to return. */
+                /**
+                 * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
+                 *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
+                 *     everything, follow `modified_after`).
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Records per page; values above 50 are treated as 50. */
                 per_page?: components["parameters"]["PerPage"];
                 /** @description Terms whose name or slug contains this string (any case). */
                 search?: components["parameters"]["TermSearch"];
-                /** @description Leave out these terms (ids or slugs; each must exist). */
+                /** @description Leave out these terms (ids or slugs; each must exist); at most 100. */
                 exclude?: components["parameters"]["TermExclude"];
-                /** @description Only these terms (ids or slugs; each must exist). */
+                /** @description Only these terms (ids or slugs; each must exist); at most 100. */
                 include?: components["parameters"]["TermInclude"];
                 /** @description `asc` (default) or `desc`, any case; other values mean `asc`, as in WordPress. */
                 order?: components["parameters"]["TermOrder"];
@@ -5028,7 +5076,10 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description `rest_invalid_param`: a parameter failed validation (`data.params` names each). */
+            /**
+             * @description `rest_invalid_param`: a parameter failed validation or asks for more than a limit on the cost of a list
+             *     allows (`data.params` names each, with the limit it exceeds).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5330,15 +5381,19 @@ export interface operations {
     listTags: {
         parameters: {
             query?: {
-                /** @description The archive page to return. */
+                /**
+                 * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
+                 *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
+                 *     everything, follow `modified_after`).
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Records per page; values above 50 are treated as 50. */
                 per_page?: components["parameters"]["PerPage"];
                 /** @description Terms whose name or slug contains this string (any case). */
                 search?: components["parameters"]["TermSearch"];
-                /** @description Leave out these terms (ids or slugs; each must exist). */
+                /** @description Leave out these terms (ids or slugs; each must exist); at most 100. */
                 exclude?: components["parameters"]["TermExclude"];
-                /** @description Only these terms (ids or slugs; each must exist). */
+                /** @description Only these terms (ids or slugs; each must exist); at most 100. */
                 include?: components["parameters"]["TermInclude"];
                 /** @description `asc` (default) or `desc`, any case; other values mean `asc`, as in WordPress. */
                 order?: components["parameters"]["TermOrder"];
@@ -5383,7 +5438,10 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description `rest_invalid_param`: a parameter failed validation (`data.params` names each). */
+            /**
+             * @description `rest_invalid_param`: a parameter failed validation or asks for more than a limit on the cost of a list
+             *     allows (`data.params` names each, with the limit it exceeds).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5708,15 +5766,18 @@ export interface operations {
                  *     read as UTC. Otherwise each date is widened to the whole day.
                  */
                 strict_dates?: components["parameters"]["StrictDates"];
-                /** @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word` excludes. */
+                /**
+                 * @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word`
+                 *     excludes. At most 10 words and phrases, exclusions included (more → 400 `rest_invalid_param` naming the limit).
+                 */
                 search?: components["parameters"]["EventSearch"];
-                /** @description Events in any of these categories (ids or slugs); child categories match too. */
+                /** @description Events in any of these categories (ids or slugs); child categories match too; at most 100. */
                 categories?: components["parameters"]["CategoriesFilter"];
-                /** @description Events with any of these tags (ids or slugs). */
+                /** @description Events with any of these tags (ids or slugs); at most 100. */
                 tags?: components["parameters"]["TagsFilter"];
-                /** @description Events at any of these venues (ids). */
+                /** @description Events at any of these venues (ids); at most 100. */
                 venue?: components["parameters"]["VenueFilter"];
-                /** @description Events run by any of these organizers (ids). Combined with `venue` by AND. */
+                /** @description Events run by any of these organizers (ids); at most 100. Combined with `venue` by AND. */
                 organizer?: components["parameters"]["OrganizerFilter"];
                 /** @description `true`: only featured events; `false`: only events that are not featured. */
                 featured?: components["parameters"]["Featured"];
@@ -5731,7 +5792,7 @@ export interface operations {
                 geoloc_lat?: components["parameters"]["GeolocLat"];
                 /** @description Longitude of the point for `geoloc`; must come with `geoloc_lat`. */
                 geoloc_lng?: components["parameters"]["GeolocLng"];
-                /** @description Only events with these ids; every date parameter and the default window are then ignored. */
+                /** @description Only events with these ids (at most 100); every date parameter and the default window are then ignored. */
                 include?: components["parameters"]["Include"];
                 /** @description Only events whose parent is this event. */
                 post_parent?: components["parameters"]["PostParent"];
@@ -5766,7 +5827,18 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            400: components["responses"]["BadRequest"];
+            /**
+             * @description `rest_invalid_param`: a parameter failed validation or asks for more than a limit on the cost of a list
+             *     allows (`data.params` names each, with the limit it exceeds).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
         };

@@ -162,15 +162,21 @@ type ListSql = { page: string; count: string; params: Record<string, unknown> };
 const like = (word: string) => `%${foldForSearch(word).replace(/[\\%_]/g, (c) => '\\' + c)}%`;
 
 /**
+ * Trigrams probed for a search, at most: each reads the list of every post holding it, and a handful narrow a search
+ * as well as hundreds (the LIKE decides in any case).
+ */
+const MAX_TRIGRAMS = 12;
+
+/**
  * The trigram index query (migration 0008) that finds every event whose folded text may contain all of `words`: each
- * word of three characters or more needs each of its trigrams. Null when no word is that long (the index cannot
+ * word of three characters or more needs each of its trigrams (up to MAX_TRIGRAMS in all). Null when no word is that long (the index cannot
  * help). The LIKE of each word still decides; this only narrows.
  */
 function trigramQuery(words: string[]): string | null {
   const grams = new Set<string>();
   for (const word of words) {
     const chars = [...foldForSearch(word)];
-    for (let i = 0; i + 3 <= chars.length; i++) grams.add(chars.slice(i, i + 3).join(''));
+    for (let i = 0; i + 3 <= chars.length && grams.size < MAX_TRIGRAMS; i++) grams.add(chars.slice(i, i + 3).join(''));
   }
   return grams.size > 0 ? [...grams].map((g) => `"${g.replace(/"/g, '""')}"`).join(' AND ') : null;
 }
@@ -499,10 +505,12 @@ export class PostsRepository {
       params[name] = JSON.stringify(ids);
       return `(SELECT value FROM json_each(@${name}))`;
     };
-    if (q.categoryIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND et.term_id IN ${jsonList('categories', q.categoryIds)})`);
-    if (q.tagIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND et.term_id IN ${jsonList('tags', q.tagIds)})`);
+    // `+`: an event's few links are read and each looked up in the list, rather than the index probed once for every
+    // id of the list: one lookup per link, however long the list
+    if (q.categoryIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND +et.term_id IN ${jsonList('categories', q.categoryIds)})`);
+    if (q.tagIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND +et.term_id IN ${jsonList('tags', q.tagIds)})`);
     if (q.venueIds) where.push(`e.venue_id IN ${jsonList('venues', q.venueIds)}`);
-    if (q.organizerIds) where.push(`EXISTS (SELECT 1 FROM event_organizers eo WHERE eo.event_id = e.post_id AND eo.organizer_id IN ${jsonList('organizers', q.organizerIds)})`);
+    if (q.organizerIds) where.push(`EXISTS (SELECT 1 FROM event_organizers eo WHERE eo.event_id = e.post_id AND +eo.organizer_id IN ${jsonList('organizers', q.organizerIds)})`);
     if (q.featured !== undefined) where.push(`e.featured = ${q.featured ? 1 : 0}`);
     if (q.ticketed !== undefined) where.push(`e.ticketed = ${q.ticketed ? 1 : 0}`);
     if (q.parentId !== undefined) {

@@ -7,6 +7,7 @@ import { iCalendar } from '../domain/calendar.js';
 import { parseDateInput, parseZone, toWire } from '../domain/dates.js';
 import { plainText } from '../domain/html.js';
 import { fromUtcWire } from '../domain/eventTimes.js';
+import { depthProblem, feedWindowProblem, linkedSearchProblem, MAX_FEED_EVENTS, MAX_PER_PAGE, searchTermsProblem } from '../domain/listLimits.js';
 import { listBounds, type DateParam } from '../domain/listWindow.js';
 import { CAPABILITY_TYPE } from '../domain/postRules.js';
 import { ApiError, invalidParams } from '../http/errors.js';
@@ -16,7 +17,6 @@ import type { Handlers, QueryOf } from '../http/operation.js';
 import type { RequestState } from '../http/state.js';
 import { PostService, type PostDeps } from './posts.js';
 
-const MAX_PER_PAGE = 50;
 const ANY: PostStatus[] = ['publish', 'future', 'draft', 'pending', 'private'];
 
 type Pairs = [string, unknown][];
@@ -78,8 +78,6 @@ type EventListParams = QueryOf<'listEvents'>;
 /** The filters GET /events and the iCalendar feed share. */
 type EventFilterParams = QueryOf<'getEventsCalendar'>;
 type EventWire = components['schemas']['Event'];
-/** The feed has no pages: the first events by start, up to this many. */
-const MAX_FEED_EVENTS = 1000;
 type SyncParams = Pick<EventListParams, 'page' | 'per_page' | 'status' | 'password' | 'modified_after' | 'modified_after_id' | 'modified_before'>;
 
 /** What a `modified_after` request may also carry: the view (`status`), the page size, the language, a password. */
@@ -90,11 +88,14 @@ const syncRequested = (state: RequestState) => ['modified_after', 'modified_afte
 type LinkedListParams = QueryOf<'listVenues'> & QueryOf<'listOrganizers'>;
 
 export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'listVenues' | 'listOrganizers' | 'getEventsCalendar' | 'getEventCalendar'> {
-  /** An iCalendar answer: the events as this caller reads them in a list (a `password` unlocks a protected one). */
-  const calendarReply = (s: PostService, events: EventRecord[], state: RequestState, name: string, password?: string) => {
+  /**
+   * An iCalendar answer: the events as this caller reads them in a list (a `password` unlocks a protected one), in a
+   * calendar called `name`, or after its one event's title as shown.
+   */
+  const calendarReply = (s: PostService, events: EventRecord[], state: RequestState, name: string | null, password?: string) => {
     const wire = s.view(events, { single: false, password }) as EventWire[];
     const revisions = deps.posts.revisions(events.map((e) => e.id));
-    const text = iCalendar(wire.map((event, i) => ({ event, revision: revisions.get(events[i]!.id) ?? 0 })), { name, host: new URL(state.site).hostname });
+    const text = iCalendar(wire.map((event, i) => ({ event, revision: revisions.get(events[i]!.id) ?? 0 })), { name: name ?? plainText(wire[0]!.title), host: new URL(state.site).hostname });
     return { status: 200 as const, body: text, headers: { 'Content-Type': 'text/calendar; charset=utf-8' } };
   };
 
@@ -119,8 +120,17 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
   };
 
   /** The event-list filters of a request, resolved (ids, site-local bounds); invalid ones → 400 naming each. */
-  const eventFilters = (q: EventFilterParams, state: RequestState, s: PostService) => {
-    const problems: Record<string, string> = {};
+  const eventFilters = (q: EventFilterParams, state: RequestState, s: PostService, options: { feed: boolean; problems?: Record<string, string> }) => {
+    // what bounds the cost of the list is checked before anything is read
+    const problems = options.problems ?? {};
+    const search = q.search !== undefined ? searchTerms(q.search) : undefined;
+    const tooManyTerms = search && searchTermsProblem(search);
+    if (tooManyTerms) problems.search = tooManyTerms;
+    const bounds = listBounds(q, { strict: isTruthy(q.strict_dates), include: q.include !== undefined, siteTimezone: deps.config.siteTimezone, now: s.now });
+    const tooWide = options.feed ? feedWindowProblem(bounds, q.include !== undefined) : null;
+    for (const param of tooWide?.params ?? []) problems[param] = tooWide!.reason;
+    if (Object.keys(problems).length > 0) throw invalidParams(problems);
+
     const seen = visibility(state, CAPABILITY_TYPE.event, q.status);
     if (!seen) problems.status = 'Invalid parameter.';
     const categoryIds = termFilter('category', q.categories, state);
@@ -134,7 +144,6 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     if (q.post_parent !== undefined && deps.posts.typeOf(q.post_parent) !== 'event') problems.post_parent = 'Invalid parameter.';
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
 
-    const bounds = listBounds(q, { strict: isTruthy(q.strict_dates), include: q.include !== undefined, siteTimezone: deps.config.siteTimezone, now: s.now });
     let geo: { lat: number; lng: number; radiusKm: number } | 'any' | undefined;
     if (q.geoloc) {
       if (q.geoloc_lat !== undefined && q.geoloc_lng !== undefined) geo = { lat: q.geoloc_lat, lng: q.geoloc_lng, radiusKm: deps.config.geofenceKm };
@@ -142,7 +151,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     }
     const query: Omit<EventListQuery, 'limit' | 'offset'> = {
       lang: state.lang, nowUtc: s.nowUtc, statuses: seen!.statuses, viewer: seen!.viewer, bounds,
-      search: q.search !== undefined ? searchTerms(q.search) : undefined,
+      search,
       categoryIds: categoryIds ?? undefined, tagIds: tagIds ?? undefined, venueIds: venueIds ?? undefined, organizerIds: organizerIds ?? undefined,
       featured: q.featured, ticketed: q.ticketed, parentId: q.post_parent, include: q.include, geo,
     };
@@ -152,7 +161,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
   return {
     getEventsCalendar: (c, state) => {
       const s = new PostService(deps, state);
-      const { query } = eventFilters(c.request.query, state, s);
+      const { query } = eventFilters(c.request.query, state, s, { feed: true });
       const { ids } = deps.posts.listEvents({ ...query, withoutPassword: true, limit: MAX_FEED_EVENTS, offset: 0 });
       const records = deps.posts.findMany('event', ids);
       return calendarReply(s, ids.flatMap((id) => records.get(id) ?? []), state, 'Events');
@@ -160,7 +169,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     getEventCalendar: (c, state) => {
       const s = new PostService(deps, state);
       const event = s.readableEvent(c.request.params.id, c.request.query.password);
-      return calendarReply(s, [event], state, plainText(event.title), c.request.query.password);
+      return calendarReply(s, [event], state, null, c.request.query.password);
     },
     listEvents: (c, state) => {
       const q = c.request.query as EventListParams;
@@ -168,7 +177,8 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
       const page = q.page ?? 1;
       const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
       const s = new PostService(deps, state);
-      const { query, seen, bounds } = eventFilters(q, state, s);
+      const tooDeep = depthProblem(page, perPage);
+      const { query, seen, bounds } = eventFilters(q, state, s, { feed: false, problems: tooDeep ? { page: tooDeep } : {} });
       const { ids, total } = deps.posts.listEvents({ ...query, limit: perPage, offset: (page - 1) * perPage });
       if (page > 1 && ids.length === 0) throw new ApiError(404, 'event-archive-page-not-found', 'The requested event archive page does not exist');
       const records = deps.posts.findMany('event', ids);
@@ -251,6 +261,12 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     const page = q.page ?? 1;
     const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
     const problems: Record<string, string> = {};
+    const words = q.search?.split(/[^\p{L}\p{N}-]+/u).filter(Boolean);
+    const tooDeep = depthProblem(page, perPage);
+    if (tooDeep) problems.page = tooDeep;
+    const tooManyWords = words && linkedSearchProblem(words);
+    if (tooManyWords) problems.search = tooManyWords;
+    if (Object.keys(problems).length > 0) throw invalidParams(problems);
     const seen = visibility(state, CAPABILITY_TYPE[type], q.status);
     if (!seen) problems.status = 'Invalid parameter.';
     if (q.event !== undefined && deps.posts.typeOf(q.event) !== 'event') problems.event = 'Invalid parameter.';
@@ -261,7 +277,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     const { ids, total } = deps.posts.listLinked({
       type, lang: state.lang, nowUtc: s.nowUtc, nowLocal: toWire(s.now.setZone(parseZone(deps.config.siteTimezone)!)),
       statuses: seen!.statuses, viewer: seen!.viewer, eventViewer: eventSeen.viewer,
-      words: q.search?.split(/[^\p{L}\p{N}-]+/u).filter(Boolean),
+      words,
       eventId: q.event,
       hasEvents: q.has_events !== undefined ? isTruthy(q.has_events) : undefined,
       onlyWithUpcoming: q.only_with_upcoming !== undefined && isTruthy(q.only_with_upcoming),

@@ -2,6 +2,7 @@ import type { PostsRepository } from '../db/posts.js';
 import type { Taxonomy, TermListQuery, TermRecord, TermsRepository } from '../db/terms.js';
 import { hasCapabilities } from '../domain/capabilities.js';
 import { cleanHtml } from '../domain/html.js';
+import { depthProblem, MAX_PER_PAGE } from '../domain/listLimits.js';
 import { TAXONOMY, termToWire, type TermViewContext } from '../domain/termView.js';
 import { sanitizeTextField, slugify } from '../domain/text.js';
 import { entityTag, requireMatch } from '../http/conditional.js';
@@ -12,7 +13,6 @@ import { allowedMethods } from '../http/routeIndex.js';
 import { NAMESPACE_PATH } from '../http/spec.js';
 import type { RequestState } from '../http/state.js';
 
-const MAX_PER_PAGE = 50;
 const ORDER_BY = new Set<TermListQuery['orderBy']>(['name', 'id', 'slug', 'count', 'description', 'include', 'none']);
 
 type TermListParams = QueryOf<'listCategories'> & QueryOf<'listTags'>;
@@ -51,6 +51,8 @@ class TermService<T extends Taxonomy> {
     const q = c.request.query as TermListParams;
     const page = q.page ?? 1;
     const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
+    const tooDeep = depthProblem(page, perPage);
+    if (tooDeep) throw invalidParams({ page: tooDeep });
     const problems: Record<string, string> = {};
     const resolveAll = (name: 'include' | 'exclude', refs: (number | string)[] | undefined) => {
       if (!refs) return undefined;

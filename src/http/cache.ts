@@ -12,7 +12,8 @@ import type { Caller } from './state.js';
  * - list answers also belong to the second they were computed in: their time-dependent parts (default window,
  *   relative dates, "upcoming", scheduled records falling due) are all computed at one-second resolution;
  * - other answers stay valid until the next scheduled record falls due (its effective status changes then);
- * - the key holds the caller (user and role), the site address and the full URL (language, password, `_fields`).
+ * - the key holds the caller (user and role), the site address and the request as the handler reads it (path,
+ *   language, declared parameters, `_fields`; see `requestKey`).
  * The health check is never cached. Entries are bounded in number and bytes, oldest out first.
  */
 export interface CachedAnswer {
@@ -52,15 +53,31 @@ interface Entry {
   size: number;
 }
 
-/** The key of an answer: caller, site address and URL as sent (everything else it depends on is in the URL). */
-export function cacheKey(caller: Caller | null, site: string, url: string): string {
-  return `${caller ? `${caller.id}:${caller.role}` : '-'}|${site}|${url}`;
+/** The key of an answer: caller, site address and the request as `requestKey` sums it up. */
+export function cacheKey(caller: Caller | null, site: string, request: string): string {
+  return `${caller ? `${caller.id}:${caller.role}` : '-'}|${site}|${request}`;
 }
+
+/**
+ * What a GET's answer depends on besides caller and site: its path, the parameters its operation declares (decoded,
+ * in the spec's order: what the handler reads and links echo) and `_fields` / `_envelope`. Parameters the operation
+ * does not declare are ignored, as in WordPress, so they cannot change the answer, and adding a random one does not
+ * make a request miss the cache; neither does the order or the encoding of the parameters.
+ */
+export function requestKey(routed: RoutedRequest): string {
+  const plumbing = `${routed.fields ? `&_fields=${routed.fields.join(',')}` : ''}${routed.envelope ? '&_envelope' : ''}`;
+  return `${routed.pathPrefix}${routed.path}?${JSON.stringify(routed.query)}${plumbing}`;
+}
+
+/** URLs longer than this are not remembered as aliases of a key (their GETs go through the pipeline). */
+const MAX_ALIASED_URL = 2048;
 
 const MAX_ENTRIES = 20_000;
 
 export class ResponseCache {
   private readonly entries = new Map<string, Entry>();
+  /** The `requestKey` of URLs as sent, for the front answer, which reads nothing but the URL (never stale: it depends on the spec alone). */
+  private readonly aliases = new Map<string, string>();
   private readonly maxEntry: number;
   private readonly ownChanges: () => number;
   private readonly nextDueOf: () => string | null;
@@ -150,6 +167,18 @@ export class ResponseCache {
     this.trim();
   }
 
+  /** The `requestKey` a URL as sent was last seen to have, if it is remembered. */
+  requestKeyOf(url: string): string | undefined {
+    return this.aliases.get(url);
+  }
+
+  /** Remembers the `requestKey` of a URL as sent (a few thousand at most, oldest out first). */
+  private alias(url: string, key: string): void {
+    if (url.length > MAX_ALIASED_URL || this.aliases.get(url) === key) return;
+    this.aliases.set(url, key);
+    if (this.aliases.size > MAX_ENTRIES) this.aliases.delete(this.aliases.keys().next().value!);
+  }
+
   /** Drops the oldest entries until the cache is within its bounds. */
   private trim(): void {
     for (const [oldest, value] of this.entries) {
@@ -171,7 +200,9 @@ export class ResponseCache {
       if ((routed.method !== 'GET' && routed.method !== 'HEAD') || !operation || operation.operationId === 'getHealth') return next();
       // authentication may have read data_version for this request already (see auth.ts): one read lock, not two
       const version = (ctx.state.dataVersion as number | undefined) ?? generation().version;
-      const key = cacheKey(ctx.state.user as Caller | null, routed.site, ctx.url);
+      const request = requestKey(routed);
+      this.alias(ctx.url, request);
+      const key = cacheKey(ctx.state.user as Caller | null, routed.site, request);
       const hit = this.find(key, version);
       ctx.state.keepReplay = (answer: CachedAnswer, variant: string, lines: () => string[]) => this.keepReplay(key, answer, variant, lines);
       if (hit) {
@@ -180,7 +211,8 @@ export class ResponseCache {
       }
       const computedAt = this.moment;
       await next();
-      const list = operation.operationId.startsWith('list');
+      // the feed's default window moves with the clock, as a list's does
+      const list = operation.operationId.startsWith('list') || operation.operationId === 'getEventsCalendar';
       ctx.state.store = (answer: CachedAnswer) => this.store(key, answer, list, computedAt);
     };
   }

@@ -135,7 +135,7 @@ export function respond(config: Config, log: Logger): Middleware {
         status = 304;
         bytes = undefined;
       }
-      if (!authenticated) ctx.set('Cache-Control', routed?.rawQuery.password !== undefined ? 'private, max-age=0, must-revalidate' : 'public, max-age=0, must-revalidate');
+      if (!authenticated) ctx.set('Cache-Control', routed?.query.password !== undefined ? 'private, max-age=0, must-revalidate' : 'public, max-age=0, must-revalidate');
     }
     if (!routed?.envelope || outcome.bytes !== undefined) ctx.set(headers);
     ctx.status = status;
@@ -150,7 +150,7 @@ export function respond(config: Config, log: Logger): Middleware {
       keepReplay?.(kept, replayKey(status, origin), () => headerLines(ctx.res));
     }
     ctx.set('X-Request-Id', requestId);
-    log.debug('request', { requestId, method: ctx.method, path: ctx.path, status, user: ctx.state.user?.login, ms: Date.now() - started });
+    log.debug('request', { requestId, method: ctx.method, path: ctx.path, status, user: ctx.state.user?.login, ms: Date.now() - started, cached: ctx.state.cached !== undefined || undefined });
   };
 }
 
