@@ -136,9 +136,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * This OpenAPI document
-         * @description Almanac's own contract (this document) as JSON, with `servers` set to the public base of the request (port kept)
-         *     and its language address.
+         * The namespace's OpenAPI document
+         * @description The namespace's OpenAPI document, in the plugin's shape: its one server is the namespace address of the Almanac
+         *     that answers (public base and port kept, and the language address: `…/de/wp-json/tribe/events/v1` under `/de`),
+         *     and its paths are relative to it (`/events`, `/events/{id}`, `/events/by-slug/{slug}`, …). It is derived from
+         *     this contract, which writes paths in full and also describes the routes outside the namespace (`/wp-json`,
+         *     `/healthz`, `/docs`): those are left out, with what only they use. The record schemas carry the plugin's names
+         *     (`Event`, `Venue`, `Organizer`, `Term`, `Image`, `CostDetails`, `DateDetails`). Client generators read it as
+         *     they read this file.
          */
         get: operations["getDocumentation"];
         put?: never;
@@ -743,7 +748,7 @@ export interface components {
          *       "lang": "en"
          *     }
          */
-        EmbeddedTerm: {
+        Term: {
             /** @description Term name as stored. WordPress stores `&`, `<` and `>` as entities (`"Food &amp; Drink"`). */
             name: string;
             /** @description URL-safe term name, unique within the taxonomy. */
@@ -1347,9 +1352,9 @@ export interface components {
             /** @description Featured event; the list can be filtered with `featured=`. `null` when blanked. */
             featured: boolean | null;
             /** @description Event categories ordered by name, ascending. `[]` when none or blanked. */
-            categories: components["schemas"]["EmbeddedTerm"][];
+            categories: components["schemas"]["Term"][];
             /** @description Tags ordered by name, ascending. `[]` when none or blanked. */
-            tags: components["schemas"]["EmbeddedTerm"][];
+            tags: components["schemas"]["Term"][];
             /** @description The linked venue in the response language (its translation when one exists). It is an empty *array* `[]`, not `null`, when there is no venue, when the caller may not read the venue, or when the event is blanked. The embedded venue carries `json_ld` only in the single representation. */
             venue: components["schemas"]["Venue"] | unknown[];
             /** @description Linked organizers in linking order, each in the response language when a translation exists. Organizers the caller may not read are left out. `[]` when none or blanked. */
