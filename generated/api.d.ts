@@ -170,7 +170,7 @@ export interface paths {
         get: operations["listEvents"];
         put?: never;
         /**
-         * Create a event
+         * Create an event
          * @description A caller who may not publish gets `pending` instead of `publish`, `future` or `private`. The answer has no `json_ld`.
          */
         post: operations["createEvent"];
@@ -362,7 +362,7 @@ export interface paths {
         get: operations["listOrganizers"];
         put?: never;
         /**
-         * Create a organizer
+         * Create an organizer
          * @description When a organizer with the same name (and, if sent, the same description) exists among the caller's editable records of the same language, that record is updated and returned instead of creating a duplicate.
          */
         post: operations["createOrganizer"];
@@ -476,7 +476,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read one category */
+        /**
+         * Read one category
+         * @description The category in the shape of the category routes (not the shape embedded in events), with `_links`. An id that
+         *     names no category (a tag's included) is refused by validation, as in the plugin.
+         */
         get: operations["getCategory"];
         /**
          * Update one category (PUT spelling of the same update)
@@ -534,7 +538,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read one tag */
+        /**
+         * Read one tag
+         * @description The tag in the shape of the tag routes (not the shape embedded in events), with `_links`. An id that names no
+         *     tag (a category's included) is refused by validation, as in the plugin.
+         */
         get: operations["getTag"];
         /**
          * Update one tag (PUT spelling of the same update)
@@ -1695,7 +1703,11 @@ export interface components {
          *       ]
          *     }
          */
-        EventCreate: WithRequired<components["schemas"]["EventFields"], "title" | "start_date" | "end_date">;
+        EventCreate: components["schemas"]["EventFields"] & {
+            title: string;
+            start_date: string;
+            end_date: string;
+        };
         /** @description Body of POST/PUT/PATCH `/events/{id}` and `/events/by-slug/{slug}`. It is a partial update: only the fields sent change, and an explicit empty value clears a field. See `EventFields` for how lone dates and timezones are applied. */
         EventUpdate: components["schemas"]["EventFields"];
         /** @description Every field a venue write accepts, either on `/venues` or inline as an event's `venue`. None is required here: `VenueCreate` requires `venue`. On update only the fields sent change, and `""` clears a text field. */
@@ -1771,7 +1783,9 @@ export interface components {
          *       "show_map": "true"
          *     }
          */
-        VenueCreate: WithRequired<components["schemas"]["VenueFields"], "venue">;
+        VenueCreate: components["schemas"]["VenueFields"] & {
+            venue: string;
+        };
         /** @description Body of POST/PUT/PATCH `/venues/{id}` and `/venues/by-slug/{slug}`. It is a partial update: only the fields sent change. */
         VenueUpdate: components["schemas"]["VenueFields"];
         /** @description Every field an organizer write accepts, either on `/organizers` or inline in an event's `organizer` list. None is required here: `OrganizerCreate` requires `organizer`. On update only the fields sent change, and `""` clears a text field. */
@@ -1822,7 +1836,9 @@ export interface components {
          *       "email": "arts@example.test"
          *     }
          */
-        OrganizerCreate: WithRequired<components["schemas"]["OrganizerFields"], "organizer">;
+        OrganizerCreate: components["schemas"]["OrganizerFields"] & {
+            organizer: string;
+        };
         /** @description Body of POST/PUT/PATCH `/organizers/{id}` and `/organizers/by-slug/{slug}`. It is a partial update: only the fields sent change. */
         OrganizerUpdate: components["schemas"]["OrganizerFields"];
         /**
@@ -2015,9 +2031,23 @@ export interface components {
             parent?: number;
             translation_of?: components["schemas"]["TranslationOf"];
         };
-        /** @description Body of a category creation; `name` is required. */
-        CategoryCreate: WithRequired<components["schemas"]["CategoryFields"], "name">;
-        /** @description Body of a category update. A partial update; fields left out keep their value. */
+        /**
+         * @description Body of a category creation; `name` is required.
+         * @example {
+         *       "name": "Jazz",
+         *       "description": "Live jazz",
+         *       "parent": 2
+         *     }
+         */
+        CategoryCreate: components["schemas"]["CategoryFields"] & {
+            name: string;
+        };
+        /**
+         * @description Body of a category update. A partial update; fields left out keep their value.
+         * @example {
+         *       "description": "Live jazz and blues"
+         *     }
+         */
         CategoryUpdate: components["schemas"]["CategoryFields"];
         TagFields: {
             /** @description The name; tags are removed and white space is collapsed. */
@@ -2028,9 +2058,21 @@ export interface components {
             slug?: string;
             translation_of?: components["schemas"]["TranslationOf"];
         };
-        /** @description Body of a tag creation; `name` is required. */
-        TagCreate: WithRequired<components["schemas"]["TagFields"], "name">;
-        /** @description Body of a tag update. A partial update; fields left out keep their value. */
+        /**
+         * @description Body of a tag creation; `name` is required.
+         * @example {
+         *       "name": "outdoor"
+         *     }
+         */
+        TagCreate: components["schemas"]["TagFields"] & {
+            name: string;
+        };
+        /**
+         * @description Body of a tag update. A partial update; fields left out keep their value.
+         * @example {
+         *       "name": "open air"
+         *     }
+         */
         TagUpdate: components["schemas"]["TagFields"];
         /**
          * @description Almanac extension, on create only: the id of an existing record of the same type whose translation group the
@@ -2526,90 +2568,7 @@ export interface components {
         /** @description With `modified_after`: the end of the pass (inclusive). Defaults to two seconds before now, and is never later. */
         ModifiedBefore: string;
     };
-    requestBodies: {
-        EventCreate: {
-            content: {
-                "application/json": components["schemas"]["EventCreate"];
-                "application/x-www-form-urlencoded": components["schemas"]["EventCreate"];
-            };
-        };
-        EventUpdate: {
-            content: {
-                "application/json": components["schemas"]["EventUpdate"];
-                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
-            };
-        };
-        VenueCreate: {
-            content: {
-                "application/json": components["schemas"]["VenueCreate"];
-                "application/x-www-form-urlencoded": components["schemas"]["VenueCreate"];
-            };
-        };
-        VenueUpdate: {
-            content: {
-                "application/json": components["schemas"]["VenueUpdate"];
-                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
-            };
-        };
-        OrganizerCreate: {
-            content: {
-                "application/json": components["schemas"]["OrganizerCreate"];
-                "application/x-www-form-urlencoded": components["schemas"]["OrganizerCreate"];
-            };
-        };
-        OrganizerUpdate: {
-            content: {
-                "application/json": components["schemas"]["OrganizerUpdate"];
-                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
-            };
-        };
-        CategoryCreate: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "Jazz",
-                 *       "description": "Live jazz",
-                 *       "parent": 2
-                 *     }
-                 */
-                "application/json": components["schemas"]["CategoryCreate"];
-                "application/x-www-form-urlencoded": components["schemas"]["CategoryCreate"];
-            };
-        };
-        CategoryUpdate: {
-            content: {
-                /**
-                 * @example {
-                 *       "description": "Live jazz and blues"
-                 *     }
-                 */
-                "application/json": components["schemas"]["CategoryUpdate"];
-                "application/x-www-form-urlencoded": components["schemas"]["CategoryUpdate"];
-            };
-        };
-        TagCreate: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "outdoor"
-                 *     }
-                 */
-                "application/json": components["schemas"]["TagCreate"];
-                "application/x-www-form-urlencoded": components["schemas"]["TagCreate"];
-            };
-        };
-        TagUpdate: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "open air"
-                 *     }
-                 */
-                "application/json": components["schemas"]["TagUpdate"];
-                "application/x-www-form-urlencoded": components["schemas"]["TagUpdate"];
-            };
-        };
-    };
+    requestBodies: never;
     headers: {
         /** @description Number of records matching the request (equals the body's `total`). */
         XTecTotal: number;
@@ -3025,7 +2984,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["EventCreate"];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventCreate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventCreate"];
+            };
+        };
         responses: {
             /** @description The created event. */
             201: {
@@ -3151,7 +3115,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["EventUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
         responses: {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
@@ -3213,7 +3182,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["EventUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
         responses: {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
@@ -3344,7 +3318,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["EventUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
         responses: {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
@@ -3469,7 +3448,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["EventUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
         responses: {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
@@ -3520,7 +3504,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["EventUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
         responses: {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
@@ -3629,7 +3618,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["EventUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
         responses: {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
@@ -3761,7 +3755,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["VenueCreate"];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VenueCreate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueCreate"];
+            };
+        };
         responses: {
             /** @description The created venue. */
             201: {
@@ -3876,7 +3875,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["VenueUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VenueUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+            };
+        };
         responses: {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
@@ -3927,7 +3931,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["VenueUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VenueUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+            };
+        };
         responses: {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
@@ -4036,7 +4045,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["VenueUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VenueUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+            };
+        };
         responses: {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
@@ -4152,7 +4166,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["VenueUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VenueUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+            };
+        };
         responses: {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
@@ -4203,7 +4222,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["VenueUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VenueUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+            };
+        };
         responses: {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
@@ -4312,7 +4336,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["VenueUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VenueUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+            };
+        };
         responses: {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
@@ -4444,7 +4473,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["OrganizerCreate"];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizerCreate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerCreate"];
+            };
+        };
         responses: {
             /** @description The created organizer. */
             201: {
@@ -4559,7 +4593,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["OrganizerUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OrganizerUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+            };
+        };
         responses: {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
@@ -4610,7 +4649,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["OrganizerUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OrganizerUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+            };
+        };
         responses: {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
@@ -4719,7 +4763,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["OrganizerUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OrganizerUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+            };
+        };
         responses: {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
@@ -4835,7 +4884,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["OrganizerUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OrganizerUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+            };
+        };
         responses: {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
@@ -4886,7 +4940,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["OrganizerUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OrganizerUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+            };
+        };
         responses: {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
@@ -4995,7 +5054,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["OrganizerUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OrganizerUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+            };
+        };
         responses: {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
@@ -5106,7 +5170,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["CategoryCreate"];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CategoryCreate"];
+                "application/x-www-form-urlencoded": components["schemas"]["CategoryCreate"];
+            };
+        };
         responses: {
             /** @description The created category, with `_links`. */
             201: {
@@ -5205,7 +5274,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["CategoryUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CategoryUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["CategoryUpdate"];
+            };
+        };
         responses: {
             /** @description The updated category, with `_links`. */
             200: {
@@ -5256,7 +5330,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["CategoryUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CategoryUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["CategoryUpdate"];
+            };
+        };
         responses: {
             /** @description The updated category, with `_links`. */
             200: {
@@ -5356,7 +5435,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["CategoryUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CategoryUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["CategoryUpdate"];
+            };
+        };
         responses: {
             /** @description The updated category, with `_links`. */
             200: {
@@ -5465,7 +5549,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["TagCreate"];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TagCreate"];
+                "application/x-www-form-urlencoded": components["schemas"]["TagCreate"];
+            };
+        };
         responses: {
             /** @description The created tag, with `_links`. */
             201: {
@@ -5564,7 +5653,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["TagUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TagUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["TagUpdate"];
+            };
+        };
         responses: {
             /** @description The updated tag, with `_links`. */
             200: {
@@ -5615,7 +5709,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["TagUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TagUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["TagUpdate"];
+            };
+        };
         responses: {
             /** @description The updated tag, with `_links`. */
             200: {
@@ -5715,7 +5814,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["TagUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TagUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["TagUpdate"];
+            };
+        };
         responses: {
             /** @description The updated tag, with `_links`. */
             200: {
@@ -5904,6 +6008,3 @@ export interface operations {
         };
     };
 }
-type WithRequired<T, K extends keyof T> = T & {
-    [P in K]-?: T[P];
-};
