@@ -136,9 +136,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * This OpenAPI document
-         * @description Almanac's own contract (this document) as JSON, with `servers` set to the public base of the request (port kept)
-         *     and its language address.
+         * The namespace's OpenAPI document
+         * @description The namespace's OpenAPI document, in the plugin's shape: its one server is the namespace address of the Almanac
+         *     that answers (public base and port kept, and the language address: `…/de/wp-json/tribe/events/v1` under `/de`),
+         *     and its paths are relative to it (`/events`, `/events/{id}`, `/events/by-slug/{slug}`, …). It is derived from
+         *     this contract, which writes paths in full and also describes the routes outside the namespace (`/wp-json`,
+         *     `/healthz`, `/docs`): those are left out, with what only they use. The record schemas carry the plugin's names
+         *     (`Event`, `Venue`, `Organizer`, `Term`, `Image`, `CostDetails`, `DateDetails`). Client generators read it as
+         *     they read this file.
          */
         get: operations["getDocumentation"];
         put?: never;
@@ -165,7 +170,7 @@ export interface paths {
         get: operations["listEvents"];
         put?: never;
         /**
-         * Create a event
+         * Create an event
          * @description A caller who may not publish gets `pending` instead of `publish`, `future` or `private`. The answer has no `json_ld`.
          */
         post: operations["createEvent"];
@@ -357,7 +362,7 @@ export interface paths {
         get: operations["listOrganizers"];
         put?: never;
         /**
-         * Create a organizer
+         * Create an organizer
          * @description When a organizer with the same name (and, if sent, the same description) exists among the caller's editable records of the same language, that record is updated and returned instead of creating a duplicate.
          */
         post: operations["createOrganizer"];
@@ -471,7 +476,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read one category */
+        /**
+         * Read one category
+         * @description The category in the shape of the category routes (not the shape embedded in events), with `_links`. An id that
+         *     names no category (a tag's included) is refused by validation, as in the plugin.
+         */
         get: operations["getCategory"];
         /**
          * Update one category (PUT spelling of the same update)
@@ -529,7 +538,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read one tag */
+        /**
+         * Read one tag
+         * @description The tag in the shape of the tag routes (not the shape embedded in events), with `_links`. An id that names no
+         *     tag (a category's included) is refused by validation, as in the plugin.
+         */
         get: operations["getTag"];
         /**
          * Update one tag (PUT spelling of the same update)
@@ -747,7 +760,7 @@ export interface components {
          *       "lang": "en"
          *     }
          */
-        EmbeddedTerm: {
+        Term: {
             /** @description Term name as stored. WordPress stores `&`, `<` and `>` as entities (`"Food &amp; Drink"`). */
             name: string;
             /** @description URL-safe term name, unique within the taxonomy. */
@@ -1351,9 +1364,9 @@ export interface components {
             /** @description Featured event; the list can be filtered with `featured=`. `null` when blanked. */
             featured: boolean | null;
             /** @description Event categories ordered by name, ascending. `[]` when none or blanked. */
-            categories: components["schemas"]["EmbeddedTerm"][];
+            categories: components["schemas"]["Term"][];
             /** @description Tags ordered by name, ascending. `[]` when none or blanked. */
-            tags: components["schemas"]["EmbeddedTerm"][];
+            tags: components["schemas"]["Term"][];
             /** @description The linked venue in the response language (its translation when one exists). It is an empty *array* `[]`, not `null`, when there is no venue, when the caller may not read the venue, or when the event is blanked. The embedded venue carries `json_ld` only in the single representation. */
             venue: components["schemas"]["Venue"] | unknown[];
             /** @description Linked organizers in linking order, each in the response language when a translation exists. Organizers the caller may not read are left out. `[]` when none or blanked. */
@@ -1694,7 +1707,11 @@ export interface components {
          *       ]
          *     }
          */
-        EventCreate: WithRequired<components["schemas"]["EventFields"], "title" | "start_date" | "end_date">;
+        EventCreate: components["schemas"]["EventFields"] & {
+            title: string;
+            start_date: string;
+            end_date: string;
+        };
         /** @description Body of POST/PUT/PATCH `/events/{id}` and `/events/by-slug/{slug}`. It is a partial update: only the fields sent change, and an explicit empty value clears a field. See `EventFields` for how lone dates and timezones are applied. */
         EventUpdate: components["schemas"]["EventFields"];
         /** @description Every field a venue write accepts, either on `/venues` or inline as an event's `venue`. None is required here: `VenueCreate` requires `venue`. On update only the fields sent change, and `""` clears a text field. */
@@ -1770,7 +1787,9 @@ export interface components {
          *       "show_map": "true"
          *     }
          */
-        VenueCreate: WithRequired<components["schemas"]["VenueFields"], "venue">;
+        VenueCreate: components["schemas"]["VenueFields"] & {
+            venue: string;
+        };
         /** @description Body of POST/PUT/PATCH `/venues/{id}` and `/venues/by-slug/{slug}`. It is a partial update: only the fields sent change. */
         VenueUpdate: components["schemas"]["VenueFields"];
         /** @description Every field an organizer write accepts, either on `/organizers` or inline in an event's `organizer` list. None is required here: `OrganizerCreate` requires `organizer`. On update only the fields sent change, and `""` clears a text field. */
@@ -1821,7 +1840,9 @@ export interface components {
          *       "email": "arts@example.test"
          *     }
          */
-        OrganizerCreate: WithRequired<components["schemas"]["OrganizerFields"], "organizer">;
+        OrganizerCreate: components["schemas"]["OrganizerFields"] & {
+            organizer: string;
+        };
         /** @description Body of POST/PUT/PATCH `/organizers/{id}` and `/organizers/by-slug/{slug}`. It is a partial update: only the fields sent change. */
         OrganizerUpdate: components["schemas"]["OrganizerFields"];
         /**
@@ -2014,9 +2035,23 @@ export interface components {
             parent?: number;
             translation_of?: components["schemas"]["TranslationOf"];
         };
-        /** @description Body of a category creation; `name` is required. */
-        CategoryCreate: WithRequired<components["schemas"]["CategoryFields"], "name">;
-        /** @description Body of a category update. A partial update; fields left out keep their value. */
+        /**
+         * @description Body of a category creation; `name` is required.
+         * @example {
+         *       "name": "Jazz",
+         *       "description": "Live jazz",
+         *       "parent": 2
+         *     }
+         */
+        CategoryCreate: components["schemas"]["CategoryFields"] & {
+            name: string;
+        };
+        /**
+         * @description Body of a category update. A partial update; fields left out keep their value.
+         * @example {
+         *       "description": "Live jazz and blues"
+         *     }
+         */
         CategoryUpdate: components["schemas"]["CategoryFields"];
         TagFields: {
             /** @description The name; tags are removed and white space is collapsed. */
@@ -2027,9 +2062,21 @@ export interface components {
             slug?: string;
             translation_of?: components["schemas"]["TranslationOf"];
         };
-        /** @description Body of a tag creation; `name` is required. */
-        TagCreate: WithRequired<components["schemas"]["TagFields"], "name">;
-        /** @description Body of a tag update. A partial update; fields left out keep their value. */
+        /**
+         * @description Body of a tag creation; `name` is required.
+         * @example {
+         *       "name": "outdoor"
+         *     }
+         */
+        TagCreate: components["schemas"]["TagFields"] & {
+            name: string;
+        };
+        /**
+         * @description Body of a tag update. A partial update; fields left out keep their value.
+         * @example {
+         *       "name": "open air"
+         *     }
+         */
         TagUpdate: components["schemas"]["TagFields"];
         /**
          * @description Almanac extension, on create only: the id of an existing record of the same type whose translation group the
@@ -2316,6 +2363,33 @@ export interface components {
             };
         };
         /**
+         * @description `rest_unsupported_media_type`: the body is not JSON (`application/json`) or a form
+         *     (`application/x-www-form-urlencoded`), the two types this server reads, or has no `Content-Type` at all; `data.accepted`
+         *     names them. `rest_unsupported_encoding`: the body's charset is not UTF-8. Nothing was changed. (The plugin ignores a
+         *     body it cannot read and answers as if none had been sent.)
+         */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "rest_unsupported_media_type",
+                 *       "message": "The request body is text/plain, which this server does not read: send application/json or application/x-www-form-urlencoded.",
+                 *       "data": {
+                 *         "status": 415,
+                 *         "accepted": [
+                 *           "application/json",
+                 *           "application/x-www-form-urlencoded"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
          * @description The copy the caller holds (named by `If-None-Match`, or for a single record dated by `If-Modified-Since`) is
          *     current. No body.
          */
@@ -2508,90 +2582,7 @@ export interface components {
         /** @description With `modified_after`: the end of the pass (inclusive). Defaults to two seconds before now, and is never later. */
         ModifiedBefore: string;
     };
-    requestBodies: {
-        EventCreate: {
-            content: {
-                "application/json": components["schemas"]["EventCreate"];
-                "application/x-www-form-urlencoded": components["schemas"]["EventCreate"];
-            };
-        };
-        EventUpdate: {
-            content: {
-                "application/json": components["schemas"]["EventUpdate"];
-                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
-            };
-        };
-        VenueCreate: {
-            content: {
-                "application/json": components["schemas"]["VenueCreate"];
-                "application/x-www-form-urlencoded": components["schemas"]["VenueCreate"];
-            };
-        };
-        VenueUpdate: {
-            content: {
-                "application/json": components["schemas"]["VenueUpdate"];
-                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
-            };
-        };
-        OrganizerCreate: {
-            content: {
-                "application/json": components["schemas"]["OrganizerCreate"];
-                "application/x-www-form-urlencoded": components["schemas"]["OrganizerCreate"];
-            };
-        };
-        OrganizerUpdate: {
-            content: {
-                "application/json": components["schemas"]["OrganizerUpdate"];
-                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
-            };
-        };
-        CategoryCreate: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "Jazz",
-                 *       "description": "Live jazz",
-                 *       "parent": 2
-                 *     }
-                 */
-                "application/json": components["schemas"]["CategoryCreate"];
-                "application/x-www-form-urlencoded": components["schemas"]["CategoryCreate"];
-            };
-        };
-        CategoryUpdate: {
-            content: {
-                /**
-                 * @example {
-                 *       "description": "Live jazz and blues"
-                 *     }
-                 */
-                "application/json": components["schemas"]["CategoryUpdate"];
-                "application/x-www-form-urlencoded": components["schemas"]["CategoryUpdate"];
-            };
-        };
-        TagCreate: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "outdoor"
-                 *     }
-                 */
-                "application/json": components["schemas"]["TagCreate"];
-                "application/x-www-form-urlencoded": components["schemas"]["TagCreate"];
-            };
-        };
-        TagUpdate: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "open air"
-                 *     }
-                 */
-                "application/json": components["schemas"]["TagUpdate"];
-                "application/x-www-form-urlencoded": components["schemas"]["TagUpdate"];
-            };
-        };
-    };
+    requestBodies: never;
     headers: {
         /** @description Number of records matching the request (equals the body's `total`). */
         XTecTotal: number;
@@ -3017,7 +3008,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["EventCreate"];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventCreate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventCreate"];
+            };
+        };
         responses: {
             /** @description The created event. */
             201: {
@@ -3040,6 +3036,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3142,7 +3139,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["EventUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
         responses: {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
@@ -3175,6 +3177,7 @@ export interface operations {
             };
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3203,7 +3206,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["EventUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
         responses: {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
@@ -3236,6 +3244,7 @@ export interface operations {
             };
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3333,7 +3342,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["EventUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
         responses: {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
@@ -3366,6 +3380,7 @@ export interface operations {
             };
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3457,7 +3472,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["EventUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
         responses: {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
@@ -3481,6 +3501,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3507,7 +3528,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["EventUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
         responses: {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
@@ -3531,6 +3557,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3615,7 +3642,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["EventUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
         responses: {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
@@ -3639,6 +3671,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3756,7 +3789,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["VenueCreate"];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VenueCreate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueCreate"];
+            };
+        };
         responses: {
             /** @description The created venue. */
             201: {
@@ -3779,6 +3817,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3870,7 +3909,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["VenueUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VenueUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+            };
+        };
         responses: {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
@@ -3894,6 +3938,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3920,7 +3965,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["VenueUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VenueUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+            };
+        };
         responses: {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
@@ -3944,6 +3994,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4028,7 +4079,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["VenueUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VenueUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+            };
+        };
         responses: {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
@@ -4052,6 +4108,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4143,7 +4200,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["VenueUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VenueUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+            };
+        };
         responses: {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
@@ -4167,6 +4229,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4193,7 +4256,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["VenueUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VenueUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+            };
+        };
         responses: {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
@@ -4217,6 +4285,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4301,7 +4370,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["VenueUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VenueUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+            };
+        };
         responses: {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
@@ -4325,6 +4399,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4442,7 +4517,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["OrganizerCreate"];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizerCreate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerCreate"];
+            };
+        };
         responses: {
             /** @description The created organizer. */
             201: {
@@ -4465,6 +4545,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4556,7 +4637,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["OrganizerUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OrganizerUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+            };
+        };
         responses: {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
@@ -4580,6 +4666,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4606,7 +4693,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["OrganizerUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OrganizerUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+            };
+        };
         responses: {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
@@ -4630,6 +4722,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4714,7 +4807,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["OrganizerUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OrganizerUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+            };
+        };
         responses: {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
@@ -4738,6 +4836,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4829,7 +4928,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["OrganizerUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OrganizerUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+            };
+        };
         responses: {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
@@ -4853,6 +4957,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4879,7 +4984,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["OrganizerUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OrganizerUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+            };
+        };
         responses: {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
@@ -4903,6 +5013,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4987,7 +5098,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["OrganizerUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OrganizerUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+            };
+        };
         responses: {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
@@ -5011,6 +5127,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5104,7 +5221,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["CategoryCreate"];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CategoryCreate"];
+                "application/x-www-form-urlencoded": components["schemas"]["CategoryCreate"];
+            };
+        };
         responses: {
             /** @description The created category, with `_links`. */
             201: {
@@ -5128,6 +5250,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5202,7 +5325,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["CategoryUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CategoryUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["CategoryUpdate"];
+            };
+        };
         responses: {
             /** @description The updated category, with `_links`. */
             200: {
@@ -5226,6 +5354,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5252,7 +5381,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["CategoryUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CategoryUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["CategoryUpdate"];
+            };
+        };
         responses: {
             /** @description The updated category, with `_links`. */
             200: {
@@ -5276,6 +5410,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5351,7 +5486,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["CategoryUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CategoryUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["CategoryUpdate"];
+            };
+        };
         responses: {
             /** @description The updated category, with `_links`. */
             200: {
@@ -5375,6 +5515,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5466,7 +5607,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["TagCreate"];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TagCreate"];
+                "application/x-www-form-urlencoded": components["schemas"]["TagCreate"];
+            };
+        };
         responses: {
             /** @description The created tag, with `_links`. */
             201: {
@@ -5490,6 +5636,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5564,7 +5711,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["TagUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TagUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["TagUpdate"];
+            };
+        };
         responses: {
             /** @description The updated tag, with `_links`. */
             200: {
@@ -5588,6 +5740,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5614,7 +5767,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["TagUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TagUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["TagUpdate"];
+            };
+        };
         responses: {
             /** @description The updated tag, with `_links`. */
             200: {
@@ -5638,6 +5796,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5713,7 +5872,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["TagUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TagUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["TagUpdate"];
+            };
+        };
         responses: {
             /** @description The updated tag, with `_links`. */
             200: {
@@ -5737,6 +5901,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5915,6 +6080,3 @@ export interface operations {
         };
     };
 }
-type WithRequired<T, K extends keyof T> = T & {
-    [P in K]-?: T[P];
-};

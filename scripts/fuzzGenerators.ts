@@ -90,13 +90,13 @@ export function deref(spec: unknown, node: unknown, refs: string[] = []): unknow
   return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, deref(spec, v, refs)]));
 }
 
-/** Folds `allOf` members into one schema (properties and required lists merged, first type wins). */
+/** Folds `allOf` members into one schema (properties, each property's keywords and required lists merged, first type wins). */
 export function flatten(schema: Schema): Schema {
   if (!schema.allOf) return schema;
   const merged: Schema = { ...schema, properties: { ...(schema.properties ?? {}) }, required: [...(schema.required ?? [])] };
   delete merged.allOf;
   for (const part of schema.allOf.map(flatten)) {
-    Object.assign(merged.properties!, part.properties ?? {});
+    for (const [name, property] of Object.entries(part.properties ?? {})) merged.properties![name] = { ...merged.properties![name], ...property };
     merged.required!.push(...(part.required ?? []));
     for (const [k, v] of Object.entries(part)) if (!(k in merged) && k !== 'properties' && k !== 'required') merged[k] = v;
   }

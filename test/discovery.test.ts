@@ -1,5 +1,6 @@
+import { OpenAPIBackend, type Document } from 'openapi-backend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadSpec } from '../src/http/spec.js';
+import { loadSpec, type SpecDocument } from '../src/http/spec.js';
 import { NS, TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -7,6 +8,10 @@ beforeAll(async () => {
   s = await TestServer.start();
 });
 afterAll(() => s.close());
+
+/** Paths and record schemas of the plugin's `/doc` (a capture), in its order. */
+const PLUGIN_DOC_PATHS = ['/doc', '/events', '/events/{id}', '/events/by-slug/{slug}', '/venues', '/venues/{id}', '/venues/by-slug/{slug}', '/organizers', '/organizers/{id}', '/organizers/by-slug/{slug}', '/categories', '/categories/{id}', '/tags', '/tags/{id}'];
+const PLUGIN_DOC_SCHEMAS = ['ImageSize', 'CostDetails', 'Term', 'Image', 'DateDetails', 'Event', 'Venue', 'Organizer'];
 
 /** Route patterns and endpoint methods of the captured namespace index of the plugin, in its order. */
 const PLUGIN_ROUTES: [string, string[][]][] = [
@@ -87,21 +92,41 @@ describe('the site index and /doc', () => {
     }
   });
 
-  it('serves spec/openapi.yaml as JSON with servers set to the public base and language', async () => {
-    const spec = loadSpec();
+  it("serves the namespace's document in the plugin's shape: its address as server, paths relative to it", async () => {
     const { data } = await s.client().GET(`${NS}/doc`);
-    expect(data!.openapi).toBe('3.0.3');
-    expect(data!.servers).toEqual([{ url: s.baseUrl, description: 'This Almanac' }]);
-    expect(Object.keys(data!.paths)).toEqual(Object.keys(spec.paths));
+    const doc = data as unknown as SpecDocument;
+    expect(doc.openapi).toBe('3.0.3');
+    expect(doc.servers).toEqual([{ url: `${s.baseUrl}${NS}`, description: expect.any(String) }]);
+    // the plugin's paths, and its record schemas under its names (a capture of the plugin's /doc)
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(PLUGIN_DOC_PATHS));
+    expect(Object.keys(doc.components!.schemas!)).toEqual(expect.arrayContaining(PLUGIN_DOC_SCHEMAS));
+    // every route of the namespace, and nothing outside it, in the file's order
+    const namespacePaths = Object.keys(loadSpec().paths).filter((p) => p === NS || p.startsWith(`${NS}/`));
+    expect(Object.keys(doc.paths)).toEqual(namespacePaths.map((p) => p.slice(NS.length) || '/'));
+    expect(doc.paths['/events']).toEqual(loadSpec().paths[`${NS}/events`]);
+    // what only the routes outside the namespace use is left out, and every reference still resolves
+    expect(doc.components!.schemas).not.toHaveProperty('RestIndex');
+    expect(doc.components!.schemas).not.toHaveProperty('Health');
+    expect((doc.tags as { name: string }[]).map((t) => t.name)).toContain('Events');
+    for (const ref of JSON.stringify(doc).match(/"#\/components\/[^"]+"/g) ?? []) {
+      const [kind, name] = ref.slice('"#/components/'.length, -1).split('/');
+      expect(doc.components![kind!], ref).toHaveProperty([name!]);
+    }
+    // a valid OpenAPI 3.0 document that routes every operation of the namespace
+    const api = new OpenAPIBackend({ definition: structuredClone(doc) as unknown as Document, strict: true, quick: true });
+    await api.init();
+    expect(api.matchOperation({ method: 'get', path: '/events/by-slug/jazz', headers: {} })?.operationId).toBe('getEventBySlug');
+    expect(api.matchOperation({ method: 'get', path: '/', headers: {} })?.operationId).toBe('getNamespaceIndex');
+
     const fr = await s.raw('GET', `/fr${NS}/doc`);
-    expect(fr.body.servers[0].url).toBe(`${s.baseUrl}/fr`);
+    expect(fr.body.servers[0].url).toBe(`${s.baseUrl}/fr${NS}`);
   });
 
   it('uses ALMANAC_PUBLIC_URL for every absolute link, whatever the Host header says', async () => {
     const pub = await TestServer.start({ publicUrl: 'https://events.example.org/site' });
     try {
       const r = await pub.raw('GET', `${NS}/doc`, { headers: { Host: 'evil.example' } });
-      expect(r.body.servers[0].url).toBe('https://events.example.org/site');
+      expect(r.body.servers[0].url).toBe(`https://events.example.org/site${NS}`);
       expect(r.headers.get('link')).toBe('<https://events.example.org/site/wp-json/>; rel="https://api.w.org/"');
     } finally {
       await pub.close();

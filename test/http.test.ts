@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NS, TestServer } from './helpers/server.js';
+import { basic, checkResponse, NS, TestServer } from './helpers/server.js';
 
 let s: TestServer;
 let categoryId: number;
@@ -47,6 +47,49 @@ describe('errors in the shapes of the reference captures', () => {
     const scalar = await s.raw('POST', `${NS}/categories`, { as: s.admin, body: '[1,2]', headers: { 'Content-Type': 'application/json' } });
     expect(scalar.body.code).toBe('rest_missing_callback_param');
     expect(await s.raw('GET', `${NS}/categories?xlate_language=es`)).toMatchObject({ status: 400, body: { code: 'rest_invalid_param', data: { params: { xlate_language: 'Invalid parameter.' } } } });
+  });
+});
+
+describe('bodies of a media type the server does not read', () => {
+  const refusal = (type: string) => ({
+    code: 'rest_unsupported_media_type',
+    message: `The request body ${type}: send application/json or application/x-www-form-urlencoded.`,
+    data: { status: 415, accepted: ['application/json', 'application/x-www-form-urlencoded'] },
+  });
+  const event = { title: 'Sent as text', start_date: '2027-02-01 10:00:00', end_date: '2027-02-01 11:00:00' };
+  const eventCount = () => (s.db.prepare("SELECT COUNT(*) AS n FROM posts WHERE type = 'event'").get() as { n: number }).n;
+
+  it('refuses them with 415 naming the accepted types, and changes nothing', async () => {
+    const before = eventCount();
+    // JSON sent as text/plain, as a fetch call with a string body and no Content-Type sends it
+    const text = await s.raw('POST', `${NS}/events`, { as: s.admin, body: JSON.stringify(event), headers: { 'Content-Type': 'text/plain;charset=UTF-8' } });
+    expect(text.status).toBe(415);
+    expect(text.body).toEqual(refusal('is text/plain, which this server does not read'));
+    for (const type of ['multipart/form-data; boundary=x', 'application/xml']) {
+      const r = await s.raw('PATCH', `${NS}/categories/${categoryId}`, { as: s.admin, body: 'name=Renamed', headers: { 'Content-Type': type } });
+      expect(r.status).toBe(415);
+      expect(r.body.code).toBe('rest_unsupported_media_type');
+    }
+    const untyped = await fetch(`${s.baseUrl}${NS}/events`, { method: 'POST', headers: { Authorization: basic(s.admin) }, body: new TextEncoder().encode(JSON.stringify(event)) });
+    await checkResponse('POST', untyped);
+    expect(untyped.status).toBe(415);
+    expect(await untyped.json()).toEqual(refusal('has no Content-Type'));
+    expect(eventCount()).toBe(before);
+    expect((await s.raw('GET', `${NS}/categories/${categoryId}`)).body.name).toBe('Music');
+  });
+
+  it('reads JSON of every application/…+json type and forms, and takes an empty body of any type', async () => {
+    const json = await s.raw('POST', `${NS}/events`, { as: s.admin, body: JSON.stringify(event), headers: { 'Content-Type': 'application/json; charset=utf-8' } });
+    expect(json.status).toBe(201);
+    const merge = await s.raw('PATCH', `${NS}/events/${json.body.id}`, { as: s.admin, body: '{"cost":"12"}', headers: { 'Content-Type': 'application/merge-patch+json' } });
+    expect(merge.body.cost).toContain('12');
+    const form = await s.raw('POST', `${NS}/events/${json.body.id}`, { as: s.admin, form: 'cost=15' });
+    expect(form.body.cost).toContain('15');
+    const empty = await s.raw('POST', `${NS}/events/${json.body.id}`, { as: s.admin, body: '', headers: { 'Content-Type': 'text/plain' } });
+    expect(empty.status).toBe(200);
+    // an operation that takes no body ignores one, as before
+    const trashed = await s.raw('DELETE', `${NS}/events/${json.body.id}`, { as: s.admin, body: 'ignored', headers: { 'Content-Type': 'text/plain' } });
+    expect(trashed.status).toBe(200);
   });
 });
 

@@ -248,6 +248,17 @@ describe('normalise: objects and allOf', () => {
     expect(fromQuery('p[a]=1&p[b]=0', schema)).toEqual({ a: 1, b: false });
   });
 
+  it('keeps the keywords of every member that declares a property (a create body restates its required fields)', () => {
+    const flat = flattenAllOf({
+      allOf: [
+        { type: 'object', properties: { title: { type: 'string', minLength: 1, maxLength: 1000 } } },
+        { type: 'object', required: ['title'], properties: { title: { type: 'string' } } },
+      ],
+    });
+    expect(flat.properties!.title).toEqual({ type: 'string', minLength: 1, maxLength: 1000 });
+    expect(flat.required).toEqual(['title']);
+  });
+
   it('keeps a schema without allOf as it is', () => {
     const schema: SchemaNode = { type: 'object', properties: { a: integer } };
     expect(flattenAllOf(schema)).toBe(schema);

@@ -117,9 +117,13 @@ describe('hostile input: a clear 400, never a 5xx, nothing changed', () => {
     await refused(() => s.raw('POST', `${NS}/events`, { as: s.admin, body: deep(100000), headers: { 'Content-Type': 'application/json' } }));
   });
 
-  it('wrong content types', async () => {
+  it('wrong content types: 415, nothing changed', async () => {
     for (const type of ['text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/octet-stream']) {
-      await refused(() => s.raw('POST', `${NS}/events`, { as: s.admin, body: JSON.stringify(good), headers: { 'Content-Type': type } }), 'rest_missing_callback_param');
+      const before = counts();
+      const r = await s.raw('POST', `${NS}/events`, { as: s.admin, body: JSON.stringify(good), headers: { 'Content-Type': type } });
+      expect(r.status).toBe(415);
+      expect(r.body.code).toBe('rest_unsupported_media_type');
+      expect(counts()).toEqual(before);
     }
   });
 

@@ -89,12 +89,15 @@ export interface SchemaNode {
   [keyword: string]: unknown;
 }
 
-/** Folds `allOf` members into one node (properties and required lists merged). */
+/**
+ * Folds `allOf` members into one node (properties and required lists merged). A property several members declare
+ * keeps the keywords of each (a create body restates its required fields' types beside the full field schemas).
+ */
 export function flattenAllOf(schema: SchemaNode): SchemaNode {
   if (!schema.allOf) return schema;
   const merged: SchemaNode = { ...schema, allOf: undefined, properties: { ...(schema.properties ?? {}) }, required: [...(schema.required ?? [])] };
   for (const part of schema.allOf.map(flattenAllOf)) {
-    Object.assign(merged.properties!, part.properties ?? {});
+    for (const [name, property] of Object.entries(part.properties ?? {})) merged.properties![name] = { ...merged.properties![name], ...property };
     merged.required!.push(...(part.required ?? []));
     if (part.type && !merged.type) merged.type = part.type;
   }
