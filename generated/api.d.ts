@@ -938,7 +938,7 @@ export interface components {
                  * @enum {string}
                  */
                 "@type"?: "Offer";
-                /** @description Lowest numeric cost value, as a string (`"20"`). */
+                /** @description The cost as the plugin writes it into JSON-LD: its `cost` without the currency symbol, lowest – highest for several values (`"20"`, `"5 – 25"`), and `"0"` where `cost` reads `Free`. */
                 price?: string;
                 /** @description Event `currency_code`, or the site default (`USD`). */
                 priceCurrency?: string;

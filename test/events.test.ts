@@ -144,6 +144,17 @@ describe('partial updates, statuses, passwords and the trash', () => {
     }
   });
 
+  it('writes the price into JSON-LD as the plugin does: the cost without its symbol, 0 for Free', async () => {
+    const cases: [unknown, string][] = [['Free', '0'], ['0', '0'], ['5-25', '5 – 25'], ['$20', '20'], [['0$', '20$', '30$'], 'Free – 30'], ['Donation', 'Donation']];
+    for (const [cost, price] of cases) {
+      const e = (await event({ title: 'Priced', cost })).body;
+      const single = (await s.raw('GET', `${NS}/events/${e.id}`)).body;
+      expect(single.json_ld.offers.price, JSON.stringify(cost)).toBe(price);
+    }
+    const free = (await event({ title: 'No cost' })).body;
+    expect((await s.raw('GET', `${NS}/events/${free.id}`)).body.json_ld.offers).toBeUndefined();
+  });
+
   it('scales statuses back for contributors and schedules future publication', async () => {
     expect((await event({ title: 'By a contributor' }, contributor)).body.status).toBe('draft');
     for (const status of ['publish', 'future', 'private']) expect((await event({ title: 'Wants ' + status, status }, contributor)).body.status).toBe('pending');

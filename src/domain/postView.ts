@@ -3,7 +3,7 @@ import type { MediaRepository } from '../db/media.js';
 import type { EventRecord, OrganizerRecord, PostRecord, PostsRepository, PostType, VenueRecord } from '../db/posts.js';
 import type { TermRecord, TermsRepository } from '../db/terms.js';
 import type { Lang, RequestState } from '../http/state.js';
-import { costValues, formatCost } from './cost.js';
+import { costValues, formatCost, jsonLdPrice } from './cost.js';
 import { isoWithOffset, timezoneAbbreviation, utcDayStart } from './eventTimes.js';
 import { autop, jsonLdText, renderTitle } from './html.js';
 import { effectiveStatus, mayChange, mayRead, unlocks } from './postRules.js';
@@ -358,11 +358,11 @@ export class PostView {
     });
     if (venue?.json_ld) ld.location = venue.json_ld;
     if (organizer?.json_ld) ld.organizer = organizer.json_ld;
-    const values = costValues(event.costs).filter((v) => !Number.isNaN(Number(v)));
-    if (event.costs.some((c) => c.trim())) {
+    const price = jsonLdPrice(event.costs);
+    if (price !== '') {
       ld.offers = {
         '@type': 'Offer',
-        price: values[0] ?? event.costs[0]!.trim(),
+        price,
         priceCurrency: event.currencyCode || 'USD',
         url,
         category: 'primary',
