@@ -2406,7 +2406,7 @@ export interface components {
         EventSearch: string;
         /** @description Events in any of these categories (ids or slugs); child categories match too. */
         CategoriesFilter: components["schemas"]["IdOrSlug"][];
-        /** @description Events with any of these tags (ids or slugs). */
+        /** @description Events with any of these tags (ids or slugs). The plugin documents the same but applies only the first tag given; Almanac applies them all. */
         TagsFilter: components["schemas"]["IdOrSlug"][];
         /** @description Events at any of these venues (ids). */
         VenueFilter: components["schemas"]["PositiveId"][];
@@ -2884,7 +2884,7 @@ export interface operations {
                 search?: components["parameters"]["EventSearch"];
                 /** @description Events in any of these categories (ids or slugs); child categories match too. */
                 categories?: components["parameters"]["CategoriesFilter"];
-                /** @description Events with any of these tags (ids or slugs). */
+                /** @description Events with any of these tags (ids or slugs). The plugin documents the same but applies only the first tag given; Almanac applies them all. */
                 tags?: components["parameters"]["TagsFilter"];
                 /** @description Events at any of these venues (ids). */
                 venue?: components["parameters"]["VenueFilter"];
@@ -5712,7 +5712,7 @@ export interface operations {
                 search?: components["parameters"]["EventSearch"];
                 /** @description Events in any of these categories (ids or slugs); child categories match too. */
                 categories?: components["parameters"]["CategoriesFilter"];
-                /** @description Events with any of these tags (ids or slugs). */
+                /** @description Events with any of these tags (ids or slugs). The plugin documents the same but applies only the first tag given; Almanac applies them all. */
                 tags?: components["parameters"]["TagsFilter"];
                 /** @description Events at any of these venues (ids). */
                 venue?: components["parameters"]["VenueFilter"];
