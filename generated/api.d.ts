@@ -1716,10 +1716,10 @@ export interface components {
              * @enum {string}
              */
             status?: "publish" | "future" | "draft" | "pending" | "private";
-            /** @description Show a map. A *truthy string*: `true`, `1`, `yes`, `y`, `on`, `enable` or `enabled` (any case) means true, and any other string means false. JSON booleans are rejected (send `"true"` or `"false"`). Default on create: true. */
-            show_map?: string;
-            /** @description Show a link to an external map. A truthy string, as for `show_map`. Default on create: true. */
-            show_map_link?: string;
+            /** @description Show a map. Truthy, as the plugin reads it: JSON `true`, `1`, or one of the strings `true`, `1`, `yes`, `y`, `on`, `enable`, `enabled` (any case) means true; `false`, `0` and any other string mean false. Default on create: true. */
+            show_map?: components["schemas"]["Truthy"];
+            /** @description Show a link to an external map. Truthy, as for `show_map`. Default on create: true. */
+            show_map_link?: components["schemas"]["Truthy"];
             /** @description Street address; `""` clears it. */
             address?: string;
             /** @description City; `""` clears it. */
@@ -1825,6 +1825,8 @@ export interface components {
          * @enum {string}
          */
         Lang: "en" | "fr" | "de";
+        /** @description A flag the plugin reads as truthy: JSON `true`, the number `1`, or a string, of which `true`, `1`, `yes`, `y`, `on`, `enable` and `enabled` (any case) mean true. JSON `false`, `0` and any other string mean false. */
+        Truthy: boolean | string;
         /**
          * @description The records of the same translation group, by language (the record itself included).
          * @example {
@@ -2398,10 +2400,11 @@ export interface components {
         /** @description Events that end after this date. Drops the default window. */
         EndsAfter: string;
         /**
-         * @description Truthy (`1`, `true`, `on`, `yes`, …): dates apply at the exact times given, and a date-time without an offset is
-         *     read as UTC. Otherwise each date is widened to the whole day.
+         * @description `1`, `true`, `on` or `yes` (any case; as PHP's boolean filter reads it): dates apply at the exact times given,
+         *     and a date-time without an offset is read as UTC. Any other value (default `false`): each date is widened to
+         *     the whole day. `""` is refused.
          */
-        StrictDates: string;
+        StrictDates: boolean | string;
         /** @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word` excludes. */
         EventSearch: string;
         /** @description Events in any of these categories (ids or slugs); child categories match too. */
@@ -2436,9 +2439,9 @@ export interface components {
         /** @description Only records linked to this event. */
         EventOfLinked: components["schemas"]["PositiveId"];
         /** @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked to none. */
-        HasEvents: string;
+        HasEvents: components["schemas"]["Truthy"];
         /** @description Truthy → only records linked to upcoming events the caller may see. */
-        OnlyWithUpcoming: string;
+        OnlyWithUpcoming: components["schemas"]["Truthy"];
         /** @description Terms whose name or slug contains this string (any case). */
         TermSearch: string;
         /** @description Leave out these terms (ids or slugs; each must exist). */
@@ -2876,8 +2879,9 @@ export interface operations {
                 /** @description Events that end after this date. Drops the default window. */
                 ends_after?: components["parameters"]["EndsAfter"];
                 /**
-                 * @description Truthy (`1`, `true`, `on`, `yes`, …): dates apply at the exact times given, and a date-time without an offset is
-                 *     read as UTC. Otherwise each date is widened to the whole day.
+                 * @description `1`, `true`, `on` or `yes` (any case; as PHP's boolean filter reads it): dates apply at the exact times given,
+                 *     and a date-time without an offset is read as UTC. Any other value (default `false`): each date is widened to
+                 *     the whole day. `""` is refused.
                  */
                 strict_dates?: components["parameters"]["StrictDates"];
                 /** @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word` excludes. */
@@ -5704,8 +5708,9 @@ export interface operations {
                 /** @description Events that end after this date. Drops the default window. */
                 ends_after?: components["parameters"]["EndsAfter"];
                 /**
-                 * @description Truthy (`1`, `true`, `on`, `yes`, …): dates apply at the exact times given, and a date-time without an offset is
-                 *     read as UTC. Otherwise each date is widened to the whole day.
+                 * @description `1`, `true`, `on` or `yes` (any case; as PHP's boolean filter reads it): dates apply at the exact times given,
+                 *     and a date-time without an offset is read as UTC. Any other value (default `false`): each date is widened to
+                 *     the whole day. `""` is refused.
                  */
                 strict_dates?: components["parameters"]["StrictDates"];
                 /** @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word` excludes. */

@@ -220,6 +220,14 @@ describe('partial updates, statuses, passwords and the trash', () => {
 });
 
 describe('linking venues, organizers and terms', () => {
+  it('creates an inline venue whose map flags are JSON booleans', async () => {
+    const e = await event({ title: 'Mapped', venue: { venue: 'Mapped hall', show_map: true, show_map_link: false } });
+    expect(e.status).toBe(201);
+    expect([e.body.venue.venue, e.body.venue.show_map, e.body.venue.show_map_link]).toEqual(['Mapped hall', true, false]);
+    const form = await s.raw('POST', `${NS}/events`, { as: s.admin, form: 'title=Formed&start_date=2027-03-01&end_date=2027-03-01&venue[venue]=Form hall&venue[show_map]=0' });
+    expect([form.status, form.body.venue.show_map]).toEqual([201, false]);
+  });
+
   it('links a venue by id, {id} or inline object, and unlinks it with 0, null or []', async () => {
     const v = (await post('/venues', { venue: 'Linked hall' })).body;
     const e = (await event({ title: 'Linked', venue: { id: v.id } })).body;

@@ -11,7 +11,7 @@ import { listBounds, type DateParam } from '../domain/listWindow.js';
 import { CAPABILITY_TYPE } from '../domain/postRules.js';
 import { ApiError, invalidParams } from '../http/errors.js';
 import { pageUrl, queryString } from '../http/links.js';
-import { isTruthy } from '../http/params.js';
+import { isFilterTrue, isTruthy } from '../http/params.js';
 import type { Handlers, QueryOf } from '../http/operation.js';
 import type { RequestState } from '../http/state.js';
 import { PostService, type PostDeps } from './posts.js';
@@ -134,7 +134,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     if (q.post_parent !== undefined && deps.posts.typeOf(q.post_parent) !== 'event') problems.post_parent = 'Invalid parameter.';
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
 
-    const bounds = listBounds(q, { strict: isTruthy(q.strict_dates), include: q.include !== undefined, siteTimezone: deps.config.siteTimezone, now: s.now });
+    const bounds = listBounds(q, { strict: isFilterTrue(q.strict_dates), include: q.include !== undefined, siteTimezone: deps.config.siteTimezone, now: s.now });
     let geo: { lat: number; lng: number; radiusKm: number } | 'any' | undefined;
     if (q.geoloc) {
       if (q.geoloc_lat !== undefined && q.geoloc_lng !== undefined) geo = { lat: q.geoloc_lat, lng: q.geoloc_lng, radiusKm: deps.config.geofenceKm };

@@ -381,7 +381,7 @@ export class PostService {
     const state = text('state', v?.state);
     const province = text('province', v?.province);
     const derived = !country || country === 'US' || country === 'United States' ? state : province;
-    const map = (sent: string | undefined, stored: boolean | undefined) => (sent !== undefined ? isTruthy(sent) : (stored ?? true));
+    const map = (sent: string | boolean | undefined, stored: boolean | undefined) => (sent !== undefined ? isTruthy(sent) : (stored ?? true));
     const geoLat = body.geo_lat ?? v?.geoLat ?? null;
     const geoLng = body.geo_lng ?? v?.geoLng ?? null;
     return Object.assign(base, {
