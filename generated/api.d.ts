@@ -116,8 +116,12 @@ export interface paths {
         };
         /**
          * Namespace index
-         * @description Every route of the namespace with its methods and the arguments each endpoint declares (names, types, defaults,
-         *     descriptions, `required`), in the plugin's registration order. The index lists all methods, whoever asks.
+         * @description Every route of the namespace with its methods and the arguments each endpoint declares, in the plugin's
+         *     registration order. The index lists all methods, whoever asks. An argument of the plugin carries the keywords the
+         *     plugin declares for it (`type`, `format`, `items`, `enum`, `default`: the `x-wp-arg` extension of its parameter or
+         *     property in this document), Almanac's description, and `required`; Almanac's own arguments carry the keywords of
+         *     their schema. The defaults the plugin computes per request are computed likewise: `start_date` is yesterday 23:59
+         *     UTC shown in site time, `end_date` 24 months ahead in UTC (so the index changes every second).
          */
         get: operations["getNamespaceIndex"];
         put?: never;
