@@ -2245,9 +2245,9 @@ export interface components {
             };
         };
         /**
-         * @description `rest_forbidden` (the operation needs an authenticated user), `invalid_username` (unknown login),
-         *     `incorrect_password` (the password is not one of the user's application passwords). Credentials that do not
-         *     verify fail every request, GETs included.
+         * @description `rest_forbidden` (the operation needs an authenticated user), `rest_forbidden_context` (`context=edit` from
+         *     an anonymous caller), `invalid_username` (unknown login), `incorrect_password` (the password is not one of the
+         *     user's application passwords). Credentials that do not verify fail every request, GETs included.
          */
         Unauthorized: {
             headers: {
@@ -2276,6 +2276,24 @@ export interface components {
                  * @example {
                  *       "code": "rest_forbidden",
                  *       "message": "Sorry, you are not allowed to do that.",
+                 *       "data": {
+                 *         "status": 403
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `rest_forbidden_context`: `context=edit` from a caller without the right to edit what is asked for. */
+        ForbiddenContext: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "rest_forbidden_context",
+                 *       "message": "Sorry, you are not allowed to edit posts in this post type.",
                  *       "data": {
                  *         "status": 403
                  *       }
@@ -2377,6 +2395,14 @@ export interface components {
         Password: string;
         /** @description A password compared with every password-protected record of the page; the ones it matches are not blanked. */
         ListPassword: string;
+        /**
+         * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+         *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+         *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+         *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+         *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+         */
+        EditContext: string;
         /** @description The namespace to describe. */
         IndexNamespace: "tribe/events/v1";
         /** @description WordPress context of the index. */
@@ -2860,6 +2886,14 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The archive page to return. */
                 page?: components["parameters"]["Page"];
                 /** @description Records per page; values above 50 are treated as 50. */
@@ -2977,6 +3011,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             /** @description `event-archive-page-not-found`: `page` is above 1 and past the last page. */
             404: {
                 headers: {
@@ -3030,6 +3065,14 @@ export interface operations {
     getEvent: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -3080,7 +3123,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `event-no-longer-available` (the event is in the trash, for everybody), `event-not-accessible` (not published and the caller may not read it), `event-password-protected` (protected and no matching `password`). */
+            /**
+             * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
+             *     `event-no-longer-available` (the event is in the trash, for everybody), `event-not-accessible` (not published and the caller may not read it), `event-password-protected` (protected and no matching `password`).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3356,6 +3402,14 @@ export interface operations {
     getEventBySlug: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -3406,7 +3460,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `event-no-longer-available` (the event is in the trash, for everybody), `event-not-accessible` (not published and the caller may not read it), `event-password-protected` (protected and no matching `password`). */
+            /**
+             * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
+             *     `event-no-longer-available` (the event is in the trash, for everybody), `event-not-accessible` (not published and the caller may not read it), `event-password-protected` (protected and no matching `password`).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3629,6 +3686,14 @@ export interface operations {
     listVenues: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The archive page to return. */
                 page?: components["parameters"]["Page"];
                 /** @description Records per page; values above 50 are treated as 50. */
@@ -3706,6 +3771,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             /** @description `venue-archive-page-not-found`: `page` is above 1 and past the last page. */
             404: {
                 headers: {
@@ -3759,6 +3825,14 @@ export interface operations {
     getVenue: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -3809,7 +3883,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `venue-not-accessible`: not published and the caller may not read it. Password-protected venues are not refused: their protected fields are blanked. */
+            /**
+             * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
+             *     `venue-not-accessible`: not published and the caller may not read it. Password-protected venues are not refused: their protected fields are blanked.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4032,6 +4109,14 @@ export interface operations {
     getVenueBySlug: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -4082,7 +4167,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `venue-not-accessible`: not published and the caller may not read it. Password-protected venues are not refused: their protected fields are blanked. */
+            /**
+             * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
+             *     `venue-not-accessible`: not published and the caller may not read it. Password-protected venues are not refused: their protected fields are blanked.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4305,6 +4393,14 @@ export interface operations {
     listOrganizers: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The archive page to return. */
                 page?: components["parameters"]["Page"];
                 /** @description Records per page; values above 50 are treated as 50. */
@@ -4382,6 +4478,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             /** @description `organizer-archive-page-not-found`: `page` is above 1 and past the last page. */
             404: {
                 headers: {
@@ -4435,6 +4532,14 @@ export interface operations {
     getOrganizer: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -4485,7 +4590,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `organizer-not-accessible`: not published and the caller may not read it. Password-protected organizers are not refused: their protected fields are blanked. */
+            /**
+             * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
+             *     `organizer-not-accessible`: not published and the caller may not read it. Password-protected organizers are not refused: their protected fields are blanked.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4708,6 +4816,14 @@ export interface operations {
     getOrganizerBySlug: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -4758,7 +4874,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `organizer-not-accessible`: not published and the caller may not read it. Password-protected organizers are not refused: their protected fields are blanked. */
+            /**
+             * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
+             *     `organizer-not-accessible`: not published and the caller may not read it. Password-protected organizers are not refused: their protected fields are blanked.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4981,6 +5100,14 @@ export interface operations {
     listCategories: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The archive page to return. */
                 page?: components["parameters"]["Page"];
                 /** @description Records per page; values above 50 are treated as 50. */
@@ -5046,6 +5173,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5091,6 +5219,14 @@ export interface operations {
     getCategory: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
@@ -5133,6 +5269,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5338,6 +5475,14 @@ export interface operations {
     listTags: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The archive page to return. */
                 page?: components["parameters"]["Page"];
                 /** @description Records per page; values above 50 are treated as 50. */
@@ -5401,6 +5546,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5446,6 +5592,14 @@ export interface operations {
     getTag: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
@@ -5488,6 +5642,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             429: components["responses"]["TooManyRequests"];
         };
     };

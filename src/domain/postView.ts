@@ -17,8 +17,11 @@ export interface ViewOptions {
   single: boolean;
   /** The `password` the request carries: unlocks password-protected records it matches. */
   password?: string;
-  /** A write response: never blanked for a caller who may edit the record (DESIGN §5 #10). */
-  write?: boolean;
+  /**
+   * The caller's edit context (`context=edit`, and every answer to a write): records the caller may edit are never
+   * blanked, embedded ones included (DESIGN §5 #10).
+   */
+  edit?: boolean;
 }
 
 const PERMALINK_BASE: Record<PostType, { path: string; postType: string }> = {
@@ -237,7 +240,7 @@ export class PostView {
 
   private isOpen(record: PostRecord, options: ViewOptions): boolean {
     if (unlocks(record, options.password)) return true;
-    return Boolean(options.write && mayChange('edit', this.state.user, record));
+    return Boolean(options.edit && mayChange('edit', this.state.user, record));
   }
 
   /** `{host}{path}?id=N` of the site, scheme and port dropped. */

@@ -14,7 +14,7 @@ import { pageUrl, queryString } from '../http/links.js';
 import { isFilterTrue, isTruthy } from '../http/params.js';
 import type { Handlers, QueryOf } from '../http/operation.js';
 import type { RequestState } from '../http/state.js';
-import { PostService, type PostDeps } from './posts.js';
+import { isEditContext, PostService, type PostDeps } from './posts.js';
 
 const MAX_PER_PAGE = 50;
 const ANY: PostStatus[] = ['publish', 'future', 'draft', 'pending', 'private'];
@@ -80,10 +80,10 @@ type EventFilterParams = QueryOf<'getEventsCalendar'>;
 type EventWire = components['schemas']['Event'];
 /** The feed has no pages: the first events by start, up to this many. */
 const MAX_FEED_EVENTS = 1000;
-type SyncParams = Pick<EventListParams, 'page' | 'per_page' | 'status' | 'password' | 'modified_after' | 'modified_after_id' | 'modified_before'>;
+type SyncParams = Pick<EventListParams, 'page' | 'per_page' | 'status' | 'password' | 'context' | 'modified_after' | 'modified_after_id' | 'modified_before'>;
 
-/** What a `modified_after` request may also carry: the view (`status`), the page size, the language, a password. */
-const SYNC_PARAMS = new Set(['page', 'per_page', 'status', 'password', 'xlate_language', 'wpml_language', 'modified_after', 'modified_after_id', 'modified_before']);
+/** What a `modified_after` request may also carry: the view (`status`, `context`), the page size, the language, a password. */
+const SYNC_PARAMS = new Set(['page', 'per_page', 'status', 'password', 'context', 'xlate_language', 'wpml_language', 'modified_after', 'modified_after_id', 'modified_before']);
 /** How old a change must be before a pass lists it: older than any write still being committed. */
 const SETTLE_SECONDS = 2;
 const syncRequested = (state: RequestState) => ['modified_after', 'modified_after_id', 'modified_before'].some((name) => state.sent.has(name));
@@ -169,10 +169,12 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
       const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
       const s = new PostService(deps, state);
       const { query, seen, bounds } = eventFilters(q, state, s);
+      const edit = isEditContext(q);
+      if (edit) s.requireEditContextOf('event');
       const { ids, total } = deps.posts.listEvents({ ...query, limit: perPage, offset: (page - 1) * perPage });
       if (page > 1 && ids.length === 0) throw new ApiError(404, 'event-archive-page-not-found', 'The requested event archive page does not exist');
       const records = deps.posts.findMany('event', ids);
-      const events = s.view(ids.map((id) => records.get(id)!).filter(Boolean) as EventRecord[], { single: false, password: q.password });
+      const events = s.view(ids.map((id) => records.get(id)!).filter(Boolean) as EventRecord[], { single: false, password: q.password, edit });
 
       const bound = (p: DateParam) => bounds.find((b) => b.param === p)?.value;
       const pairs: Pairs = [
@@ -210,6 +212,8 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
 
     const s = new PostService(deps, state);
+    const edit = isEditContext(q);
+    if (edit) s.requireEditContextOf(type);
     const utc = (text: string) => toWire(parseDateInput(text, FixedOffsetZone.utcInstance)!.value.toUTC());
     const settled = toWire(s.now.minus({ seconds: SETTLE_SECONDS }));
     const until = q.modified_before !== undefined && utc(q.modified_before) < settled ? utc(q.modified_before) : settled;
@@ -223,7 +227,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
 
     const records = deps.posts.findMany(type, changes.filter((ch) => ch.readable).map((ch) => ch.id));
     const readable = changes.flatMap((ch) => records.get(ch.id) ?? []);
-    const wire = new Map(s.view(readable, { single: false, password: q.password }).map((item, i) => [readable[i]!.id, item]));
+    const wire = new Map(s.view(readable, { single: false, password: q.password, edit }).map((item, i) => [readable[i]!.id, item]));
     const siteZone = parseZone(deps.config.siteTimezone)!;
     const items = changes.map((ch) => wire.get(ch.id) ?? {
       id: ch.id,
@@ -257,6 +261,8 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
 
     const s = new PostService(deps, state);
+    const edit = isEditContext(q);
+    if (edit) s.requireEditContextOf(type);
     const eventSeen = visibility(state, CAPABILITY_TYPE.event, undefined)!;
     const { ids, total } = deps.posts.listLinked({
       type, lang: state.lang, nowUtc: s.nowUtc, nowLocal: toWire(s.now.setZone(parseZone(deps.config.siteTimezone)!)),
@@ -269,7 +275,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     });
     if (page > 1 && ids.length === 0) throw new ApiError(404, `${type}-archive-page-not-found`, `The requested ${type} archive page does not exist`);
     const records = deps.posts.findMany(type, ids);
-    const items = s.view(ids.map((id) => records.get(id)!).filter(Boolean) as (VenueRecord | OrganizerRecord)[], { single: false, password: q.password });
+    const items = s.view(ids.map((id) => records.get(id)!).filter(Boolean) as (VenueRecord | OrganizerRecord)[], { single: false, password: q.password, edit });
     const pairs = ([['per_page', perPage], ['event', q.event], ['has_events', q.has_events], ['status', seen!.shown]] as Pairs).filter(([, v]) => v !== undefined);
     const { body, headers } = envelope(`${type}s`, items, total, page, perPage, `${state.restBase}/${type}s/`, withSent(pairs, state.sent, q as Record<string, unknown>, declared));
     return { status: 200 as const, body: body as never, headers };
