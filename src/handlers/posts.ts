@@ -14,7 +14,7 @@ import { CAPABILITY_TYPE, mayChange, mayRead, resolveStatus, unlocks } from '../
 import { PostView, type ViewOptions } from '../domain/postView.js';
 import { TAXONOMY } from '../domain/termView.js';
 import { isTruthy } from '../http/params.js';
-import { sanitizeTextField, slugify, webUrl } from '../domain/text.js';
+import { collationKey, sanitizeTextField, slugify, webUrl } from '../domain/text.js';
 import { entityTag, httpDate, requireMatch } from '../http/conditional.js';
 import { ApiError, forbidden, forbiddenContext, invalidParam, invalidParams } from '../http/errors.js';
 import { allowedMethods } from '../http/routeIndex.js';
@@ -229,14 +229,20 @@ export class PostService {
     });
   }
 
-  /** DESIGN §5 #26: an existing same-language record of that name the caller may edit is updated instead. */
+  /**
+   * DESIGN §5 #26: an existing same-language record of that name the caller may edit is updated instead. Names, and
+   * descriptions when one is sent, compare as WordPress's collation compares them (`Café Zürich` = `cafe zurich`).
+   */
   private createOrMatch(type: 'venue' | 'organizer', body: VenueFields & OrganizerFields): number {
     const name = (type === 'venue' ? body.venue : body.organizer) ?? '';
     if (body.translation_of === undefined) {
-      for (const id of this.deps.posts.sameName(type, this.state.lang, name.trim())) {
+      const unfiltered = hasCapabilities(this.state.user?.role ?? null, ['unfiltered_html']);
+      // compared as they would be stored
+      const description = body.description ? collationKey(cleanHtml(body.description, 'content', unfiltered)) : null;
+      for (const id of this.deps.posts.sameName(type, this.state.lang, cleanHtml(name.trim(), 'title', unfiltered))) {
         const candidate = this.deps.posts.findOfType(type, id)!;
         if (!mayChange('edit', this.state.user, candidate)) continue;
-        if (body.description !== undefined && candidate.content !== body.description) continue;
+        if (description !== null && collationKey(candidate.content) !== description) continue;
         this.deps.posts.update(Object.assign(this.linkedRecord(type, body, candidate), { id, translationGroup: candidate.translationGroup }) as PostRecord);
         return id;
       }
