@@ -3125,7 +3125,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             /**
              * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
-             *     `event-no-longer-available` (the event is in the trash, for everybody), `event-not-accessible` (not published and the caller may not read it), `event-password-protected` (protected and no matching `password`).
+             *     `event-no-longer-available` (the event is in the trash, for everybody), `event-not-accessible` (not published and the caller may not read it), `event-password-protected` (protected, no matching `password`, and not `context=edit` from a caller who may edit it).
              */
             403: {
                 headers: {
@@ -3462,7 +3462,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             /**
              * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
-             *     `event-no-longer-available` (the event is in the trash, for everybody), `event-not-accessible` (not published and the caller may not read it), `event-password-protected` (protected and no matching `password`).
+             *     `event-no-longer-available` (the event is in the trash, for everybody), `event-not-accessible` (not published and the caller may not read it), `event-password-protected` (protected, no matching `password`, and not `context=edit` from a caller who may edit it).
              */
             403: {
                 headers: {
