@@ -116,8 +116,12 @@ export interface paths {
         };
         /**
          * Namespace index
-         * @description Every route of the namespace with its methods and the arguments each endpoint declares (names, types, defaults,
-         *     descriptions, `required`), in the plugin's registration order. The index lists all methods, whoever asks.
+         * @description Every route of the namespace with its methods and the arguments each endpoint declares, in the plugin's
+         *     registration order. The index lists all methods, whoever asks. An argument of the plugin carries the keywords the
+         *     plugin declares for it (`type`, `format`, `items`, `enum`, `default`: the `x-wp-arg` extension of its parameter or
+         *     property in this document), Almanac's description, and `required`; Almanac's own arguments carry the keywords of
+         *     their schema. The defaults the plugin computes per request are computed likewise: `start_date` is yesterday 23:59
+         *     UTC shown in site time, `end_date` 24 months ahead in UTC (so the index changes every second).
          */
         get: operations["getNamespaceIndex"];
         put?: never;
@@ -955,7 +959,7 @@ export interface components {
                  * @enum {string}
                  */
                 "@type"?: "Offer";
-                /** @description Lowest numeric cost value, as a string (`"20"`). */
+                /** @description The cost as the plugin writes it into JSON-LD: its `cost` without the currency symbol, lowest – highest for several values (`"20"`, `"5 – 25"`), and `"0"` where `cost` reads `Free`. */
                 price?: string;
                 /** @description Event `currency_code`, or the site default (`USD`). */
                 priceCurrency?: string;
@@ -1737,10 +1741,10 @@ export interface components {
              * @enum {string}
              */
             status?: "publish" | "future" | "draft" | "pending" | "private";
-            /** @description Show a map. A *truthy string*: `true`, `1`, `yes`, `y`, `on`, `enable` or `enabled` (any case) means true, and any other string means false. JSON booleans are rejected (send `"true"` or `"false"`). Default on create: true. */
-            show_map?: string;
-            /** @description Show a link to an external map. A truthy string, as for `show_map`. Default on create: true. */
-            show_map_link?: string;
+            /** @description Show a map. Truthy, as the plugin reads it: JSON `true`, `1`, or one of the strings `true`, `1`, `yes`, `y`, `on`, `enable`, `enabled` (any case) means true; `false`, `0` and any other string mean false. Default on create: true. */
+            show_map?: components["schemas"]["Truthy"];
+            /** @description Show a link to an external map. Truthy, as for `show_map`. Default on create: true. */
+            show_map_link?: components["schemas"]["Truthy"];
             /** @description Street address; `""` clears it. */
             address?: string;
             /** @description City; `""` clears it. */
@@ -1850,6 +1854,8 @@ export interface components {
          * @enum {string}
          */
         Lang: "en" | "fr" | "de";
+        /** @description A flag the plugin reads as truthy: JSON `true`, the number `1`, or a string, of which `true`, `1`, `yes`, `y`, `on`, `enable` and `enabled` (any case) mean true. JSON `false`, `0` and any other string mean false. */
+        Truthy: boolean | string;
         /**
          * @description The records of the same translation group, by language (the record itself included).
          * @example {
@@ -2290,9 +2296,9 @@ export interface components {
             };
         };
         /**
-         * @description `rest_forbidden` (the operation needs an authenticated user), `invalid_username` (unknown login),
-         *     `incorrect_password` (the password is not one of the user's application passwords). Credentials that do not
-         *     verify fail every request, GETs included.
+         * @description `rest_forbidden` (the operation needs an authenticated user), `rest_forbidden_context` (`context=edit` from
+         *     an anonymous caller), `invalid_username` (unknown login), `incorrect_password` (the password is not one of the
+         *     user's application passwords). Credentials that do not verify fail every request, GETs included.
          */
         Unauthorized: {
             headers: {
@@ -2321,6 +2327,24 @@ export interface components {
                  * @example {
                  *       "code": "rest_forbidden",
                  *       "message": "Sorry, you are not allowed to do that.",
+                 *       "data": {
+                 *         "status": 403
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `rest_forbidden_context`: `context=edit` from a caller without the right to edit what is asked for. */
+        ForbiddenContext: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "rest_forbidden_context",
+                 *       "message": "Sorry, you are not allowed to edit posts in this post type.",
                  *       "data": {
                  *         "status": 403
                  *       }
@@ -2449,6 +2473,14 @@ export interface components {
         Password: string;
         /** @description A password compared with every password-protected record of the page; the ones it matches are not blanked. */
         ListPassword: string;
+        /**
+         * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+         *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+         *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+         *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+         *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+         */
+        EditContext: string;
         /** @description The namespace to describe. */
         IndexNamespace: "tribe/events/v1";
         /** @description WordPress context of the index. */
@@ -2480,10 +2512,11 @@ export interface components {
         /** @description Events that end after this date. Drops the default window. */
         EndsAfter: string;
         /**
-         * @description Truthy (`1`, `true`, `on`, `yes`, …): dates apply at the exact times given, and a date-time without an offset is
-         *     read as UTC. Otherwise each date is widened to the whole day.
+         * @description `1`, `true`, `on` or `yes` (any case; as PHP's boolean filter reads it): dates apply at the exact times given,
+         *     and a date-time without an offset is read as UTC. Any other value (default `false`): each date is widened to
+         *     the whole day. `""` is refused.
          */
-        StrictDates: string;
+        StrictDates: boolean | string;
         /**
          * @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word`
          *     excludes. At most 10 words and phrases, exclusions included (more → 400 `rest_invalid_param` naming the limit).
@@ -2491,7 +2524,7 @@ export interface components {
         EventSearch: string;
         /** @description Events in any of these categories (ids or slugs); child categories match too; at most 100. */
         CategoriesFilter: components["schemas"]["IdOrSlug"][];
-        /** @description Events with any of these tags (ids or slugs); at most 100. */
+        /** @description Events with any of these tags (ids or slugs); at most 100. The plugin documents the same but applies only the first tag given; Almanac applies them all. */
         TagsFilter: components["schemas"]["IdOrSlug"][];
         /** @description Events at any of these venues (ids); at most 100. */
         VenueFilter: components["schemas"]["PositiveId"][];
@@ -2524,9 +2557,9 @@ export interface components {
         /** @description Only records linked to this event. */
         EventOfLinked: components["schemas"]["PositiveId"];
         /** @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked to none. */
-        HasEvents: string;
+        HasEvents: components["schemas"]["Truthy"];
         /** @description Truthy → only records linked to upcoming events the caller may see. */
-        OnlyWithUpcoming: string;
+        OnlyWithUpcoming: components["schemas"]["Truthy"];
         /** @description Terms whose name or slug contains this string (any case). */
         TermSearch: string;
         /** @description Leave out these terms (ids or slugs; each must exist); at most 100. */
@@ -2859,6 +2892,14 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
+                /**
                  * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
                  *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
                  *     everything, follow `modified_after`).
@@ -2885,8 +2926,9 @@ export interface operations {
                 /** @description Events that end after this date. Drops the default window. */
                 ends_after?: components["parameters"]["EndsAfter"];
                 /**
-                 * @description Truthy (`1`, `true`, `on`, `yes`, …): dates apply at the exact times given, and a date-time without an offset is
-                 *     read as UTC. Otherwise each date is widened to the whole day.
+                 * @description `1`, `true`, `on` or `yes` (any case; as PHP's boolean filter reads it): dates apply at the exact times given,
+                 *     and a date-time without an offset is read as UTC. Any other value (default `false`): each date is widened to
+                 *     the whole day. `""` is refused.
                  */
                 strict_dates?: components["parameters"]["StrictDates"];
                 /**
@@ -2896,7 +2938,7 @@ export interface operations {
                 search?: components["parameters"]["EventSearch"];
                 /** @description Events in any of these categories (ids or slugs); child categories match too; at most 100. */
                 categories?: components["parameters"]["CategoriesFilter"];
-                /** @description Events with any of these tags (ids or slugs); at most 100. */
+                /** @description Events with any of these tags (ids or slugs); at most 100. The plugin documents the same but applies only the first tag given; Almanac applies them all. */
                 tags?: components["parameters"]["TagsFilter"];
                 /** @description Events at any of these venues (ids); at most 100. */
                 venue?: components["parameters"]["VenueFilter"];
@@ -2984,6 +3026,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             /** @description `event-archive-page-not-found`: `page` is above 1 and past the last page. */
             404: {
                 headers: {
@@ -3043,6 +3086,14 @@ export interface operations {
     getEvent: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -3093,7 +3144,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `event-no-longer-available` (the event is in the trash, for everybody), `event-not-accessible` (not published and the caller may not read it), `event-password-protected` (protected and no matching `password`). */
+            /**
+             * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
+             *     `event-no-longer-available` (the event is in the trash, for everybody), `event-not-accessible` (not published and the caller may not read it), `event-password-protected` (protected, no matching `password`, and not `context=edit` from a caller who may edit it).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3387,6 +3441,14 @@ export interface operations {
     getEventBySlug: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -3437,7 +3499,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `event-no-longer-available` (the event is in the trash, for everybody), `event-not-accessible` (not published and the caller may not read it), `event-password-protected` (protected and no matching `password`). */
+            /**
+             * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
+             *     `event-no-longer-available` (the event is in the trash, for everybody), `event-not-accessible` (not published and the caller may not read it), `event-password-protected` (protected, no matching `password`, and not `context=edit` from a caller who may edit it).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3679,6 +3744,14 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
+                /**
                  * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
                  *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
                  *     everything, follow `modified_after`).
@@ -3765,6 +3838,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             /** @description `venue-archive-page-not-found`: `page` is above 1 and past the last page. */
             404: {
                 headers: {
@@ -3824,6 +3898,14 @@ export interface operations {
     getVenue: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -3874,7 +3956,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `venue-not-accessible`: not published and the caller may not read it. Password-protected venues are not refused: their protected fields are blanked. */
+            /**
+             * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
+             *     `venue-not-accessible`: not published and the caller may not read it. Password-protected venues are not refused: their protected fields are blanked.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4115,6 +4200,14 @@ export interface operations {
     getVenueBySlug: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -4165,7 +4258,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `venue-not-accessible`: not published and the caller may not read it. Password-protected venues are not refused: their protected fields are blanked. */
+            /**
+             * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
+             *     `venue-not-accessible`: not published and the caller may not read it. Password-protected venues are not refused: their protected fields are blanked.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4407,6 +4503,14 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
+                /**
                  * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
                  *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
                  *     everything, follow `modified_after`).
@@ -4493,6 +4597,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             /** @description `organizer-archive-page-not-found`: `page` is above 1 and past the last page. */
             404: {
                 headers: {
@@ -4552,6 +4657,14 @@ export interface operations {
     getOrganizer: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -4602,7 +4715,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `organizer-not-accessible`: not published and the caller may not read it. Password-protected organizers are not refused: their protected fields are blanked. */
+            /**
+             * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
+             *     `organizer-not-accessible`: not published and the caller may not read it. Password-protected organizers are not refused: their protected fields are blanked.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4843,6 +4959,14 @@ export interface operations {
     getOrganizerBySlug: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -4893,7 +5017,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `organizer-not-accessible`: not published and the caller may not read it. Password-protected organizers are not refused: their protected fields are blanked. */
+            /**
+             * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
+             *     `organizer-not-accessible`: not published and the caller may not read it. Password-protected organizers are not refused: their protected fields are blanked.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5135,6 +5262,14 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
+                /**
                  * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
                  *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
                  *     everything, follow `modified_after`).
@@ -5206,6 +5341,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5257,6 +5393,14 @@ export interface operations {
     getCategory: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
@@ -5299,6 +5443,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5523,6 +5668,14 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
+                /**
                  * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
                  *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
                  *     everything, follow `modified_after`).
@@ -5592,6 +5745,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5643,6 +5797,14 @@ export interface operations {
     getTag: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
@@ -5685,6 +5847,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5927,8 +6090,9 @@ export interface operations {
                 /** @description Events that end after this date. Drops the default window. */
                 ends_after?: components["parameters"]["EndsAfter"];
                 /**
-                 * @description Truthy (`1`, `true`, `on`, `yes`, …): dates apply at the exact times given, and a date-time without an offset is
-                 *     read as UTC. Otherwise each date is widened to the whole day.
+                 * @description `1`, `true`, `on` or `yes` (any case; as PHP's boolean filter reads it): dates apply at the exact times given,
+                 *     and a date-time without an offset is read as UTC. Any other value (default `false`): each date is widened to
+                 *     the whole day. `""` is refused.
                  */
                 strict_dates?: components["parameters"]["StrictDates"];
                 /**
@@ -5938,7 +6102,7 @@ export interface operations {
                 search?: components["parameters"]["EventSearch"];
                 /** @description Events in any of these categories (ids or slugs); child categories match too; at most 100. */
                 categories?: components["parameters"]["CategoriesFilter"];
-                /** @description Events with any of these tags (ids or slugs); at most 100. */
+                /** @description Events with any of these tags (ids or slugs); at most 100. The plugin documents the same but applies only the first tag given; Almanac applies them all. */
                 tags?: components["parameters"]["TagsFilter"];
                 /** @description Events at any of these venues (ids); at most 100. */
                 venue?: components["parameters"]["VenueFilter"];

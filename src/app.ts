@@ -8,6 +8,7 @@ import { MediaRepository } from './db/media.js';
 import { PostsRepository } from './db/posts.js';
 import { TermsRepository } from './db/terms.js';
 import { UsersRepository } from './db/users.js';
+import { parseZone } from './domain/dates.js';
 import { CredentialVerifier } from './domain/passwords.js';
 import { discoveryHandlers } from './handlers/discovery.js';
 import { docsHandlers } from './handlers/docs.js';
@@ -83,7 +84,7 @@ export async function createApp({ db, config, log }: { db: Db; config: Config; l
   const lockout = { failures: new AuthFailuresRepository(db), maxFailures: config.authMaxFailures, lockSeconds: config.authLockSeconds };
   koa.use(authenticate(verifier, lockout, { trustProxy: config.trustProxy, settled, generation })); // application passwords, lock-out
   if (cache) koa.use(cache.middleware(db)); // serialised GET answers, exactly invalidated by any write
-  koa.use(dispatch(backend)); // OPTIONS, openapi-backend: validate, check capabilities, typed handler
+  koa.use(dispatch(backend, parseZone(config.siteTimezone)!)); // OPTIONS, openapi-backend: validate, check capabilities, typed handler
 
   const throughKoa = koa.callback();
   const front = cache ? frontAnswer({ cache, settled, generation, config, log }) : null;

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { DateTime } from 'luxon';
 import { OpenAPIBackend, type Document } from 'openapi-backend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSpec, type SpecDocument } from '../src/http/spec.js';
@@ -68,6 +70,62 @@ describe('the namespace index', () => {
   it('carries the language prefix in its links', async () => {
     const { data } = await s.client().GET(NS, { params: { query: { xlate_language: 'de' } } });
     expect(data!._links).toEqual({ up: [{ href: `${s.baseUrl}/de/wp-json/` }] });
+  });
+});
+
+/** Route → endpoints → arguments (without descriptions) of the namespace index captured from the plugin. */
+const PLUGIN_ARGS = JSON.parse(readFileSync(new URL('./fixtures/plugin-index-args.json', import.meta.url), 'utf8')) as Record<string, Record<string, Record<string, unknown>>[]>;
+const KEYWORDS = ['required', 'default', 'type', 'format', 'enum', 'items'];
+const keywordsOf = (arg: Record<string, unknown>) => Object.fromEntries(KEYWORDS.filter((k) => k in arg).map((k) => [k, arg[k]]));
+
+describe('the arguments of the namespace index', () => {
+  it('carry what the plugin declares for each of its arguments, and Almanac keeps its own', async () => {
+    const { data } = await s.client().GET(NS);
+    let compared = 0;
+    for (const [pattern, endpoints] of Object.entries(PLUGIN_ARGS)) {
+      endpoints.forEach((pluginArgs, i) => {
+        const ours = data!.routes[pattern]!.endpoints[i]!.args as Record<string, Record<string, unknown>>;
+        for (const [name, theirs] of Object.entries(pluginArgs)) {
+          const expected = keywordsOf(theirs);
+          if (name === 'per_page') expected.default = 10; // a number here, the string "10" there (README: differences)
+          if (name === 'start_date' || name === 'end_date') {
+            if (i === 0 && pattern === '/tribe/events/v1/events') expect(ours[name]!.default, name).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+            if (i === 0 && pattern === '/tribe/events/v1/events') expected.default = ours[name]!.default; // computed per request, below
+          }
+          expect(keywordsOf(ours[name] ?? {}), `${pattern} ${i} ${name}`).toEqual(expected);
+          compared++;
+        }
+      });
+    }
+    expect(compared).toBe(257); // every argument of every endpoint of the capture
+    const events = data!.routes['/tribe/events/v1/events']!.endpoints;
+    // Almanac's own arguments keep the keywords of their schema
+    expect(events[0]!.args).toMatchObject({ modified_after: { type: 'string', format: 'wp-date-input', required: false }, xlate_language: { type: 'string', enum: ['en', 'fr', 'de'] } });
+    expect((events[1]!.args as Record<string, unknown>).translation_of).toMatchObject({ type: 'integer', required: false });
+  });
+
+  it('computes the date defaults per request as the plugin does: yesterday 23:59 UTC in site time, and 24 months ahead', async () => {
+    const berlin = await TestServer.start({ siteTimezone: 'Europe/Berlin' });
+    try {
+      const before = DateTime.utc();
+      const index = (await berlin.raw('GET', NS)).body;
+      const args = index.routes['/tribe/events/v1/events'].endpoints[0].args;
+      const yesterday = before.minus({ days: 1 }).set({ hour: 23, minute: 59, second: 0, millisecond: 0 }).setZone('Europe/Berlin');
+      expect(args.start_date.default).toBe(yesterday.toFormat('yyyy-MM-dd HH:mm:ss'));
+      const end = DateTime.fromFormat(args.end_date.default, 'yyyy-MM-dd HH:mm:ss', { zone: 'utc' });
+      expect(Math.abs(end.diff(before.plus({ months: 24 }), 'seconds').seconds)).toBeLessThan(5);
+      // the same on the site index and in the route's OPTIONS description
+      const site = (await berlin.raw('GET', '/wp-json')).body.routes['/tribe/events/v1/events'].endpoints[0].args;
+      expect(site.start_date.default).toBe(args.start_date.default);
+      const options = (await berlin.raw('OPTIONS', `${NS}/events`)).body.endpoints[0].args;
+      expect(options.start_date.default).toBe(args.start_date.default);
+      // a cached index lives for the second it was computed in, as a list does
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const later = (await berlin.raw('GET', NS)).body.routes['/tribe/events/v1/events'].endpoints[0].args;
+      expect(later.end_date.default > args.end_date.default).toBe(true);
+    } finally {
+      await berlin.close();
+    }
   });
 });
 

@@ -144,6 +144,17 @@ describe('partial updates, statuses, passwords and the trash', () => {
     }
   });
 
+  it('writes the price into JSON-LD as the plugin does: the cost without its symbol, 0 for Free', async () => {
+    const cases: [unknown, string][] = [['Free', '0'], ['0', '0'], ['5-25', '5 – 25'], ['$20', '20'], [['0$', '20$', '30$'], 'Free – 30'], ['Donation', 'Donation']];
+    for (const [cost, price] of cases) {
+      const e = (await event({ title: 'Priced', cost })).body;
+      const single = (await s.raw('GET', `${NS}/events/${e.id}`)).body;
+      expect(single.json_ld.offers.price, JSON.stringify(cost)).toBe(price);
+    }
+    const free = (await event({ title: 'No cost' })).body;
+    expect((await s.raw('GET', `${NS}/events/${free.id}`)).body.json_ld.offers).toBeUndefined();
+  });
+
   it('scales statuses back for contributors and schedules future publication', async () => {
     expect((await event({ title: 'By a contributor' }, contributor)).body.status).toBe('draft');
     for (const status of ['publish', 'future', 'private']) expect((await event({ title: 'Wants ' + status, status }, contributor)).body.status).toBe('pending');
@@ -209,6 +220,14 @@ describe('partial updates, statuses, passwords and the trash', () => {
 });
 
 describe('linking venues, organizers and terms', () => {
+  it('creates an inline venue whose map flags are JSON booleans', async () => {
+    const e = await event({ title: 'Mapped', venue: { venue: 'Mapped hall', show_map: true, show_map_link: false } });
+    expect(e.status).toBe(201);
+    expect([e.body.venue.venue, e.body.venue.show_map, e.body.venue.show_map_link]).toEqual(['Mapped hall', true, false]);
+    const form = await s.raw('POST', `${NS}/events`, { as: s.admin, form: 'title=Formed&start_date=2027-03-01&end_date=2027-03-01&venue[venue]=Form hall&venue[show_map]=0' });
+    expect([form.status, form.body.venue.show_map]).toEqual([201, false]);
+  });
+
   it('links a venue by id, {id} or inline object, and unlinks it with 0, null or []', async () => {
     const v = (await post('/venues', { venue: 'Linked hall' })).body;
     const e = (await event({ title: 'Linked', venue: { id: v.id } })).body;

@@ -81,3 +81,12 @@ describe('venue and organizer list query plans', () => {
     expect(plan.filter((line) => /^(SEARCH|SCAN) p\b/.test(line)).every((line) => /^SEARCH p USING .*\(type=\?/.test(line))).toBe(true);
   });
 });
+
+describe('lookups under WordPress\'s collation', () => {
+  it('find duplicate venues and organizers, and terms by name, through the collation-key indexes', () => {
+    expect(posts.explainSameName()).toEqual([expect.stringMatching(/^SEARCH posts USING INDEX posts_by_title_key \(type=\? AND lang=\? AND title_key=\?\)/)]);
+    const [bySlug, byName] = terms.explainNameLookups();
+    expect(bySlug).toMatch(/USING (COVERING )?INDEX terms_slug/);
+    expect(byName).toMatch(/USING (COVERING )?INDEX terms_by_name_key \(taxonomy=\? AND lang=\? AND name_key=\?\)/);
+  });
+});

@@ -157,6 +157,16 @@ describe('creating venues', () => {
     expect([other.body.show_map, other.body.show_map_link]).toEqual([false, true]);
   });
 
+  it('reads JSON booleans and the numbers 1 and 0 in show_map and show_map_link, as the plugin does', async () => {
+    const on = await create({ venue: unique('Map'), show_map: true, show_map_link: 1 });
+    expect([on.status, on.body.show_map, on.body.show_map_link]).toEqual([201, true, true]);
+    const off = await create({ venue: unique('Map'), show_map: false, show_map_link: 0 });
+    expect([off.status, off.body.show_map, off.body.show_map_link]).toEqual([201, false, false]);
+    expect((await update(off.body.id, { show_map: true })).body.show_map).toBe(true);
+    const typed = await s.client(s.admin).POST(`${NS}/venues`, { body: { venue: unique('Typed'), show_map: false, show_map_link: 'yes' } });
+    expect([typed.data!.show_map, typed.data!.show_map_link]).toEqual([false, true]);
+  });
+
   it('escapes names as WordPress renders titles', async () => {
     const r = await create({ venue: 'Sports Club & Co' });
     expect(r.status).toBe(201);
@@ -199,7 +209,7 @@ describe('validating venue writes', () => {
     expect((await create({ venue: unique('V'), image: 999999 })).body.data.params).toEqual({ image: 'Invalid parameter.' });
     expect((await create({ venue: unique('V'), image: '999999' })).status).toBe(400);
     expect((await create({ venue: unique('V'), author: 999999 })).body.data.params).toEqual({ author: 'Invalid parameter.' });
-    expect((await create({ venue: unique('V'), show_map: true })).status).toBe(400);
+    expect((await create({ venue: unique('V'), show_map: ['true'] })).body.data.params).toEqual({ show_map: 'Invalid parameter.' });
     const made = await create({ venue: unique('Valid') });
     expect((await update(made.body.id, { venue: '' })).status).toBe(400);
     expect((await update(made.body.id, { website: 'foo' })).status).toBe(400);

@@ -1,8 +1,8 @@
 import type { Lang } from '../http/state.js';
-import { foldForSearch } from '../domain/text.js';
+import { collationKey, foldForSearch, slugForQuery } from '../domain/text.js';
 import type { Db } from './connection.js';
 import { groupCommit } from './groupCommit.js';
-import { StatementCache } from './sql.js';
+import { explainStatement, StatementCache } from './sql.js';
 
 export type PostType = 'event' | 'venue' | 'organizer';
 export type PostStatus = 'publish' | 'future' | 'draft' | 'pending' | 'private' | 'trash';
@@ -227,6 +227,8 @@ function baseToRow(p: Omit<PostBase, 'id' | 'translationGroup'>): Row {
     image_id: p.imageId || null, global_id_lineage: JSON.stringify(p.globalIdLineage),
     // what event search reads (migration 0005): the three searched fields, folded
     search_text: p.type === 'event' ? foldForSearch(`${p.title}\u001f${p.excerpt}\u001f${p.content}`) : '',
+    // what duplicate venues and organizers are found by (migration 0010)
+    title_key: p.type === 'event' ? null : collationKey(p.title),
   };
 }
 
@@ -278,7 +280,7 @@ function organizerToRow(o: Omit<OrganizerRecord, 'id' | 'translationGroup'>): Ro
 }
 
 const DETAIL_TABLE: Record<PostType, string> = { event: 'events', venue: 'venues', organizer: 'organizers' };
-const POST_COLUMNS = ['type', 'author_id', 'status', 'status_before_trash', 'slug', 'title', 'content', 'excerpt', 'password', 'date_local', 'date_utc', 'modified_local', 'modified_utc', 'lang', 'parent_id', 'image_id', 'global_id_lineage', 'search_text'];
+const POST_COLUMNS = ['type', 'author_id', 'status', 'status_before_trash', 'slug', 'title', 'content', 'excerpt', 'password', 'date_local', 'date_utc', 'modified_local', 'modified_utc', 'lang', 'parent_id', 'image_id', 'global_id_lineage', 'search_text', 'title_key'];
 const DETAIL_COLUMNS: Record<PostType, string[]> = {
   event: ['start_local', 'end_local', 'start_utc', 'end_utc', 'timezone', 'all_day', 'costs', 'currency_symbol', 'currency_position', 'currency_code', 'website', 'show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured', 'ticketed', 'venue_id', 'lang', 'status', 'date_utc', 'author_id'],
   venue: ['address', 'city', 'country', 'province', 'state', 'stateprovince', 'zip', 'phone', 'website', 'show_map', 'show_map_link', 'geo_lat', 'geo_lng'],
@@ -330,8 +332,8 @@ export class PostsRepository {
       translations: db.prepare<{ type: string; groups: string }, { translation_group: number; lang: string; id: number }>(
         'SELECT translation_group, lang, id FROM posts WHERE type = @type AND translation_group IN (SELECT value FROM json_each(@groups)) ORDER BY id',
       ),
-      sameName: db.prepare<{ type: string; lang: string; title: string }, { id: number }>(
-        `SELECT id FROM posts WHERE type = @type AND lang = @lang AND status <> 'trash' AND title = @title COLLATE NOCASE ORDER BY id`,
+      sameName: db.prepare<{ type: string; lang: string; key: string }, { id: number }>(
+        `SELECT id FROM posts WHERE type = @type AND lang = @lang AND title_key = @key AND status <> 'trash' ORDER BY id`,
       ),
     };
   }
@@ -350,11 +352,11 @@ export class PostsRepository {
   }
 
   /**
-   * The id a slug names, as WordPress looks it up: the slug sanitised (lower case; only `a-z0-9_-%`), in the
-   * preferred language first, then in the others.
+   * The id a slug names, as WordPress looks it up (`slugForQuery`), in the preferred language first, then in the
+   * others.
    */
   resolveSlug(type: PostType, raw: string, preferred: Lang): number | null {
-    const slug = raw.toLowerCase().replace(/[^a-z0-9_%-]/g, '');
+    const slug = slugForQuery(raw);
     if (!slug) return null;
     for (const lang of [preferred, ...(['en', 'fr', 'de'] as const).filter((l) => l !== preferred)]) {
       const id = this.stmts.idBySlug.get(type, lang, slug)?.id;
@@ -385,9 +387,14 @@ export class PostsRepository {
     return this.stmts.idBySlug.get(type, lang, slug)?.id ?? null;
   }
 
-  /** Non-trashed records of a type and language with this title (any case), oldest first. */
-  sameName(type: PostType, lang: Lang, title: string): number[] {
-    return this.stmts.sameName.all({ type, lang, title }).map((r) => r.id);
+  /** Non-trashed venues or organizers of a language whose title WordPress's collation finds equal, oldest first. */
+  sameName(type: 'venue' | 'organizer', lang: Lang, title: string): number[] {
+    return this.stmts.sameName.all({ type, lang, key: collationKey(title) }).map((r) => r.id);
+  }
+
+  /** The plan of `sameName`. */
+  explainSameName(): string[] {
+    return explainStatement(this.db, this.stmts.sameName, { type: 'venue', lang: 'en', key: 'x' });
   }
 
   /** `{lang: id}` of each translation group asked for. */

@@ -1,6 +1,7 @@
+import { collationKey, foldForSearch, slugify } from '../domain/text.js';
 import type { Lang } from '../http/state.js';
 import type { Db } from './connection.js';
-import { StatementCache } from './sql.js';
+import { explainStatement, StatementCache } from './sql.js';
 
 export type Taxonomy = 'category' | 'tag';
 
@@ -59,7 +60,7 @@ const toTerm = (r: TermRow): TermRecord => ({
 });
 
 const ORDER: Record<TermListQuery['orderBy'], string> = {
-  name: 'name COLLATE NOCASE', id: 'id', slug: 'slug', count: 'count', description: 'description COLLATE NOCASE',
+  name: 'name_key', id: 'id', slug: 'slug', count: 'count', description: 'description COLLATE NOCASE',
   include: '(SELECT key FROM json_each(@include) WHERE value = id)', none: 'id',
 };
 
@@ -78,23 +79,23 @@ export class TermsRepository {
            UNION SELECT t.id, down.depth + 1 FROM terms t JOIN down ON t.parent_id = down.id WHERE down.depth < 64)
          SELECT DISTINCT id FROM down`,
       ),
-      idByName: db.prepare<[string, string, string], { id: number }>('SELECT id FROM terms WHERE taxonomy = ? AND lang = ? AND name = ? COLLATE NOCASE ORDER BY id LIMIT 1'),
+      idByName: db.prepare<[string, string, string], { id: number }>('SELECT id FROM terms WHERE taxonomy = ? AND lang = ? AND name_key = ? ORDER BY id LIMIT 1'),
       idBySlug: db.prepare<[string, string, string], { id: number }>('SELECT id FROM terms WHERE taxonomy = ? AND lang = ? AND slug = ?'),
       slugOwner: db.prepare<[string, string, string], { id: number }>('SELECT id FROM terms WHERE taxonomy = ? AND lang = ? AND slug = ?'),
       sameName: db.prepare<{ taxonomy: string; lang: string; name: string; parent: number | null; anyParent: number }, { id: number }>(
         `SELECT id FROM terms WHERE taxonomy = @taxonomy AND lang = @lang AND name = @name COLLATE NOCASE
            AND (@anyParent = 1 OR parent_id IS @parent) LIMIT 1`,
       ),
-      insert: db.prepare(`INSERT INTO terms (taxonomy, name, slug, description, parent_id, lang, translation_group)
-                          VALUES (@taxonomy, @name, @slug, @description, @parent, @lang, 0)`),
+      insert: db.prepare(`INSERT INTO terms (taxonomy, name, name_key, slug, description, parent_id, lang, translation_group)
+                          VALUES (@taxonomy, @name, @nameKey, @slug, @description, @parent, @lang, 0)`),
       setGroup: db.prepare('UPDATE terms SET translation_group = @group WHERE id = @id'),
-      insertAs: db.prepare(`INSERT INTO terms (id, taxonomy, name, slug, description, parent_id, lang, translation_group)
-                            VALUES (@id, @taxonomy, @name, @slug, @description, @parent, @lang, @group)`),
+      insertAs: db.prepare(`INSERT INTO terms (id, taxonomy, name, name_key, slug, description, parent_id, lang, translation_group)
+                            VALUES (@id, @taxonomy, @name, @nameKey, @slug, @description, @parent, @lang, @group)`),
       setLang: db.prepare('UPDATE terms SET lang = @lang WHERE id = @id'),
       sourceOf: db.prepare<[number], { source: string }>('SELECT source FROM term_sources WHERE term_id = ?'),
       setSource: db.prepare('INSERT INTO term_sources (term_id, source) VALUES (@id, @source) ON CONFLICT (term_id) DO UPDATE SET source = excluded.source'),
       groupLangs: db.prepare<[string, number], { lang: string; id: number }>('SELECT lang, id FROM terms WHERE taxonomy = ? AND translation_group = ?'),
-      update: db.prepare('UPDATE terms SET name = @name, slug = @slug, description = @description, parent_id = @parent WHERE id = @id'),
+      update: db.prepare('UPDATE terms SET name = @name, name_key = @nameKey, slug = @slug, description = @description, parent_id = @parent WHERE id = @id'),
       reparent: db.prepare('UPDATE terms SET parent_id = @to WHERE parent_id = @from'),
       remove: db.prepare('DELETE FROM terms WHERE id = ?'),
       translations: db.prepare<{ taxonomy: string; groups: string }, { translation_group: number; lang: string; id: number }>(
@@ -132,9 +133,18 @@ export class TermsRepository {
     return this.stmts.byIds.all({ ids: JSON.stringify([...new Set(ids)]), now: nowUtc() }).map(toTerm);
   }
 
-  /** The term of this taxonomy and language with this slug or, failing that, this name (any case). */
+  /**
+   * The term of this taxonomy and language a text names, as WordPress's `term_exists` finds it: the text made a slug
+   * (`Live Music` → `live-music`), failing that a name WordPress's collation finds equal (`café` = `CAFE`).
+   */
   findBySlugOrName(taxonomy: Taxonomy, lang: Lang, text: string): number | null {
-    return this.stmts.idBySlug.get(taxonomy, lang, text)?.id ?? this.stmts.idByName.get(taxonomy, lang, text)?.id ?? null;
+    const slug = slugify(text);
+    return (slug ? this.stmts.idBySlug.get(taxonomy, lang, slug)?.id : undefined) ?? this.stmts.idByName.get(taxonomy, lang, collationKey(text))?.id ?? null;
+  }
+
+  /** The plans of the lookups of `findBySlugOrName`. */
+  explainNameLookups(): string[] {
+    return [this.stmts.idBySlug, this.stmts.idByName].flatMap((stmt) => explainStatement(this.db, stmt, 'category', 'en', 'x'));
   }
 
   /** WordPress's `wp_unique_term_slug`: a child category first tries `{slug}-{parent slug}`, then `-2`, `-3`, … */
@@ -145,18 +155,19 @@ export class TermsRepository {
     for (let n = 2; ; n++) if (free(`${slug}-${n}`)) return `${slug}-${n}`;
   }
 
-  /** The term of this taxonomy and language named by an id or a slug, or null. */
+  /** The term of this taxonomy and language named by an id or a slug (sanitised as WordPress does), or null. */
   resolve(taxonomy: Taxonomy, lang: Lang, ref: number | string): number | null {
     if (typeof ref === 'number') {
       const term = this.findById(ref);
       return term && term.taxonomy === taxonomy ? term.id : null;
     }
-    return this.stmts.idBySlug.get(taxonomy, lang, ref)?.id ?? null;
+    return this.stmts.idBySlug.get(taxonomy, lang, slugify(ref))?.id ?? null;
   }
 
   list(q: TermListQuery): { items: TermRecord[]; total: number } {
     const where = ['t.taxonomy = @taxonomy', 't.lang = @lang'];
-    if (q.search !== undefined) where.push(`(t.name LIKE @search ESCAPE '\\' OR t.slug LIKE @search ESCAPE '\\')`);
+    // as MySQL's LIKE under WordPress's collation: case and accents ignored
+    if (q.search !== undefined) where.push(`(almanac_fold(t.name) LIKE @search ESCAPE '\\' OR t.slug LIKE @search ESCAPE '\\')`);
     if (q.include) where.push('t.id IN (SELECT value FROM json_each(@include))');
     if (q.exclude) where.push('t.id NOT IN (SELECT value FROM json_each(@exclude))');
     if (q.parentId !== undefined) where.push(q.parentId === 0 ? 't.parent_id IS NULL' : 't.parent_id = @parentId');
@@ -166,9 +177,9 @@ export class TermsRepository {
     const direction = q.descending ? 'DESC' : 'ASC';
     const params = {
       taxonomy: q.taxonomy, lang: q.lang, now: nowUtc(), limit: q.limit, offset: q.offset,
-      search: q.search === undefined ? undefined : `%${q.search.replace(/[\\%_]/g, (c) => '\\' + c)}%`,
+      search: q.search === undefined ? undefined : `%${foldForSearch(q.search).replace(/[\\%_]/g, (c) => '\\' + c)}%`,
       include: q.include ? JSON.stringify(q.include) : undefined, exclude: q.exclude ? JSON.stringify(q.exclude) : undefined,
-      parentId: q.parentId || undefined, eventId: q.eventId, slug: q.slug,
+      parentId: q.parentId || undefined, eventId: q.eventId, slug: q.slug === undefined ? undefined : slugify(q.slug),
     };
     const bound = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined));
     const orderBy = q.orderBy === 'include' && !q.include ? ORDER.name : ORDER[q.orderBy];
@@ -199,7 +210,11 @@ export class TermsRepository {
     return out;
   }
 
-  /** A term of the same taxonomy and language with this name (any case) — under `parentId` for categories. */
+  /**
+   * A term of the same taxonomy and language with this name (any ASCII case) — under `parentId` for categories. Not
+   * the collation key: WordPress's `wp_insert_term` checks its collation's matches again with `strtolower`, so `Café`
+   * and `Cafe` are two terms (their slugs then differ by a suffix).
+   */
   findSameName(taxonomy: Taxonomy, lang: Lang, name: string, parentId: number): number | null {
     const anyParent = taxonomy === 'tag' ? 1 : 0;
     return this.stmts.sameName.get({ taxonomy, lang, name, parent: parentId || null, anyParent })?.id ?? null;
@@ -225,7 +240,7 @@ export class TermsRepository {
 
   /** Inserts a term; the caller runs this inside `transaction` together with its uniqueness checks. */
   insert(input: TermInput): number {
-    const id = Number(this.stmts.insert.run({ taxonomy: input.taxonomy, name: input.name, slug: input.slug, description: input.description, parent: input.parentId || null, lang: input.lang }).lastInsertRowid);
+    const id = Number(this.stmts.insert.run({ taxonomy: input.taxonomy, name: input.name, nameKey: collationKey(input.name), slug: input.slug, description: input.description, parent: input.parentId || null, lang: input.lang }).lastInsertRowid);
     const group = input.translationOf === null ? id : this.findById(input.translationOf)!.translationGroup;
     this.stmts.setGroup.run({ id, group });
     return id;
@@ -236,7 +251,7 @@ export class TermsRepository {
    * `transaction`. The id must be free.
    */
   insertAs(id: number, translationGroup: number, input: Omit<TermInput, 'translationOf'>, source: string): void {
-    this.stmts.insertAs.run({ id, taxonomy: input.taxonomy, name: input.name, slug: input.slug, description: input.description, parent: input.parentId || null, lang: input.lang, group: translationGroup });
+    this.stmts.insertAs.run({ id, taxonomy: input.taxonomy, name: input.name, nameKey: collationKey(input.name), slug: input.slug, description: input.description, parent: input.parentId || null, lang: input.lang, group: translationGroup });
     this.stmts.setSource.run({ id, source });
   }
 
@@ -252,7 +267,7 @@ export class TermsRepository {
   }
 
   update(id: number, fields: { name: string; slug: string; description: string; parentId: number }): void {
-    this.stmts.update.run({ id, name: fields.name, slug: fields.slug, description: fields.description, parent: fields.parentId || null });
+    this.stmts.update.run({ id, name: fields.name, nameKey: collationKey(fields.name), slug: fields.slug, description: fields.description, parent: fields.parentId || null });
   }
 
   /** Deletes a term; its children move up to its parent and events lose it. */

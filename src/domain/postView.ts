@@ -3,7 +3,7 @@ import type { MediaRepository } from '../db/media.js';
 import type { EventRecord, OrganizerRecord, PostRecord, PostsRepository, PostType, VenueRecord } from '../db/posts.js';
 import type { TermRecord, TermsRepository } from '../db/terms.js';
 import type { Lang, RequestState } from '../http/state.js';
-import { costValues, formatCost } from './cost.js';
+import { costValues, formatCost, jsonLdPrice } from './cost.js';
 import { isoWithOffset, timezoneAbbreviation, utcDayStart } from './eventTimes.js';
 import { autop, jsonLdText, renderTitle } from './html.js';
 import { effectiveStatus, mayChange, mayRead, unlocks } from './postRules.js';
@@ -17,8 +17,11 @@ export interface ViewOptions {
   single: boolean;
   /** The `password` the request carries: unlocks password-protected records it matches. */
   password?: string;
-  /** A write response: never blanked for a caller who may edit the record (DESIGN §5 #10). */
-  write?: boolean;
+  /**
+   * The caller's edit context (`context=edit`, and every answer to a write): records the caller may edit are never
+   * blanked, embedded ones included (DESIGN §5 #10).
+   */
+  edit?: boolean;
 }
 
 const PERMALINK_BASE: Record<PostType, { path: string; postType: string }> = {
@@ -237,7 +240,7 @@ export class PostView {
 
   private isOpen(record: PostRecord, options: ViewOptions): boolean {
     if (unlocks(record, options.password)) return true;
-    return Boolean(options.write && mayChange('edit', this.state.user, record));
+    return Boolean(options.edit && mayChange('edit', this.state.user, record));
   }
 
   /** `{host}{path}?id=N` of the site, scheme and port dropped. */
@@ -358,11 +361,11 @@ export class PostView {
     });
     if (venue?.json_ld) ld.location = venue.json_ld;
     if (organizer?.json_ld) ld.organizer = organizer.json_ld;
-    const values = costValues(event.costs).filter((v) => !Number.isNaN(Number(v)));
-    if (event.costs.some((c) => c.trim())) {
+    const price = jsonLdPrice(event.costs);
+    if (price !== '') {
       ld.offers = {
         '@type': 'Offer',
-        price: values[0] ?? event.costs[0]!.trim(),
+        price,
         priceCurrency: event.currencyCode || 'USD',
         url,
         category: 'primary',

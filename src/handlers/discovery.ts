@@ -2,21 +2,21 @@ import { DateTime } from 'luxon';
 import type { Config } from '../config.js';
 import { parseZone } from '../domain/dates.js';
 import type { Handlers } from '../http/operation.js';
-import { describeNamespace } from '../http/routeIndex.js';
+import { describeNamespace, withComputedDefaults } from '../http/routeIndex.js';
 import { namespaceDocument, withServer } from '../http/namespaceDocument.js';
 import { NAMESPACE, NAMESPACE_PATH, type SpecDocument } from '../http/spec.js';
 
 /** The site index, the namespace index and `/doc`: all derived from spec/openapi.yaml, memoised per base address. */
 export function discoveryHandlers(config: Config): Pick<Handlers, 'getRestIndex' | 'getNamespaceIndex' | 'getDocumentation'> {
   const routesByBase = new Map<string, ReturnType<typeof describeNamespace>>();
+  const zone = parseZone(config.siteTimezone)!;
   const routesFor = (base: string) => {
     let routes = routesByBase.get(base);
     if (!routes) routesByBase.set(base, (routes = describeNamespace(base)));
-    return routes;
+    return withComputedDefaults(routes, zone);
   };
   const namespaceDoc = namespaceDocument(); // derived at start-up, so a fault in it shows before the first request
   const docsByBase = new Map<string, SpecDocument>();
-  const zone = parseZone(config.siteTimezone)!;
 
   return {
     getRestIndex: (_c, state) => {

@@ -1,7 +1,7 @@
 import type { OrganizerRecord, VenueRecord } from '../db/posts.js';
 import type { Handlers } from '../http/operation.js';
 import type { RequestState } from '../http/state.js';
-import { passwordOf, PostService, type OrganizerFields, type PostDeps, type VenueFields } from './posts.js';
+import { isEditContext, passwordOf, PostService, type OrganizerFields, type PostDeps, type ReadQuery, type VenueFields } from './posts.js';
 
 type Linked = 'venue' | 'organizer';
 type Ops<Name extends string> = `create${Name}` | `get${Name}` | `delete${Name}` | `update${Name}` | `put${Name}` | `patch${Name}`
@@ -10,7 +10,7 @@ type VenueOps = Extract<Ops<'Venue'>, keyof Handlers>;
 type OrganizerOps = Extract<Ops<'Organizer'>, keyof Handlers>;
 
 type Ctx = { request: { params: { id?: number; slug?: string }; query: object; requestBody?: unknown } };
-type ReadCtx = { request: { params: { id?: number; slug?: string }; query: { password?: string } } };
+type ReadCtx = { request: { params: { id?: number; slug?: string }; query: ReadQuery } };
 
 /**
  * Venues and organizers behave alike (reference routes.md §2.9–2.16): create or match by name, read (blanked when
@@ -20,12 +20,12 @@ function linkedHandlers(type: Linked, deps: PostDeps) {
   const service = (state: RequestState) => new PostService(deps, state);
   const find = (s: PostService, c: Ctx): VenueRecord | OrganizerRecord =>
     c.request.params.slug !== undefined ? s.bySlug(type, c.request.params.slug) : s.linkedById(type, c.request.params.id!);
-  const answer = (s: PostService, record: VenueRecord | OrganizerRecord, single: boolean, write: boolean, password?: string) =>
-    s.view([record], { single, write, password })[0] as never;
+  /** A write's answer: the record as the caller may edit it. */
+  const written = (s: PostService, record: VenueRecord | OrganizerRecord) => s.view([record], { single: false, edit: true })[0] as never;
   const get = (c: ReadCtx, state: RequestState) => {
     const s = service(state);
     const record = find(s, c);
-    const { body, headers } = s.singleAnswer(record, c.request.query.password);
+    const { body, headers } = s.singleAnswer(record, c.request.query.password, isEditContext(c.request.query));
     return { status: 200 as const, body: body as never, headers };
   };
   // writes go through the group commit, answer included (the record as this write left it, read in the same
@@ -33,16 +33,16 @@ function linkedHandlers(type: Linked, deps: PostDeps) {
   const remove = (c: Ctx, state: RequestState) => {
     const s = service(state);
     const target = find(s, c);
-    return deps.posts.committed(() => ({ status: 200 as const, body: answer(s, s.trash(target, passwordOf(c)), false, true) }));
+    return deps.posts.committed(() => ({ status: 200 as const, body: written(s, s.trash(target, passwordOf(c))) }));
   };
   const update = (c: Ctx, state: RequestState) => {
     const s = service(state);
     const target = find(s, c);
-    return deps.posts.committed(() => ({ status: 200 as const, body: answer(s, s.updateLinked(target, (c.request.requestBody ?? {}) as VenueFields & OrganizerFields, passwordOf(c)), false, true) }));
+    return deps.posts.committed(() => ({ status: 200 as const, body: written(s, s.updateLinked(target, (c.request.requestBody ?? {}) as VenueFields & OrganizerFields, passwordOf(c))) }));
   };
   const create = (c: { request: { requestBody?: unknown } }, state: RequestState) => {
     const s = service(state);
-    return deps.posts.committed(() => ({ status: 201 as const, body: answer(s, s.createLinked(type, c.request.requestBody as VenueFields & OrganizerFields), false, true) }));
+    return deps.posts.committed(() => ({ status: 201 as const, body: written(s, s.createLinked(type, c.request.requestBody as VenueFields & OrganizerFields)) }));
   };
   return { create, get, remove, update };
 }

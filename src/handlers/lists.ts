@@ -12,10 +12,10 @@ import { listBounds, type DateParam } from '../domain/listWindow.js';
 import { CAPABILITY_TYPE } from '../domain/postRules.js';
 import { ApiError, invalidParams } from '../http/errors.js';
 import { pageUrl, queryString } from '../http/links.js';
-import { isTruthy } from '../http/params.js';
+import { isFilterTrue, isTruthy } from '../http/params.js';
 import type { Handlers, QueryOf } from '../http/operation.js';
 import type { RequestState } from '../http/state.js';
-import { PostService, type PostDeps } from './posts.js';
+import { isEditContext, PostService, type PostDeps } from './posts.js';
 
 const ANY: PostStatus[] = ['publish', 'future', 'draft', 'pending', 'private'];
 
@@ -78,10 +78,10 @@ type EventListParams = QueryOf<'listEvents'>;
 /** The filters GET /events and the iCalendar feed share. */
 type EventFilterParams = QueryOf<'getEventsCalendar'>;
 type EventWire = components['schemas']['Event'];
-type SyncParams = Pick<EventListParams, 'page' | 'per_page' | 'status' | 'password' | 'modified_after' | 'modified_after_id' | 'modified_before'>;
+type SyncParams = Pick<EventListParams, 'page' | 'per_page' | 'status' | 'password' | 'context' | 'modified_after' | 'modified_after_id' | 'modified_before'>;
 
-/** What a `modified_after` request may also carry: the view (`status`), the page size, the language, a password. */
-const SYNC_PARAMS = new Set(['page', 'per_page', 'status', 'password', 'xlate_language', 'wpml_language', 'modified_after', 'modified_after_id', 'modified_before']);
+/** What a `modified_after` request may also carry: the view (`status`, `context`), the page size, the language, a password. */
+const SYNC_PARAMS = new Set(['page', 'per_page', 'status', 'password', 'context', 'xlate_language', 'wpml_language', 'modified_after', 'modified_after_id', 'modified_before']);
 /** How old a change must be before a pass lists it: older than any write still being committed. */
 const SETTLE_SECONDS = 2;
 const syncRequested = (state: RequestState) => ['modified_after', 'modified_after_id', 'modified_before'].some((name) => state.sent.has(name));
@@ -126,7 +126,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     const search = q.search !== undefined ? searchTerms(q.search) : undefined;
     const tooManyTerms = search && searchTermsProblem(search);
     if (tooManyTerms) problems.search = tooManyTerms;
-    const bounds = listBounds(q, { strict: isTruthy(q.strict_dates), include: q.include !== undefined, siteTimezone: deps.config.siteTimezone, now: s.now });
+    const bounds = listBounds(q, { strict: isFilterTrue(q.strict_dates), include: q.include !== undefined, siteTimezone: deps.config.siteTimezone, now: s.now });
     const tooWide = options.feed ? feedWindowProblem(bounds, q.include !== undefined) : null;
     for (const param of tooWide?.params ?? []) problems[param] = tooWide!.reason;
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
@@ -179,10 +179,12 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
       const s = new PostService(deps, state);
       const tooDeep = depthProblem(page, perPage);
       const { query, seen, bounds } = eventFilters(q, state, s, { feed: false, problems: tooDeep ? { page: tooDeep } : {} });
+      const edit = isEditContext(q);
+      if (edit) s.requireEditContextOf('event');
       const { ids, total } = deps.posts.listEvents({ ...query, limit: perPage, offset: (page - 1) * perPage });
       if (page > 1 && ids.length === 0) throw new ApiError(404, 'event-archive-page-not-found', 'The requested event archive page does not exist');
       const records = deps.posts.findMany('event', ids);
-      const events = s.view(ids.map((id) => records.get(id)!).filter(Boolean) as EventRecord[], { single: false, password: q.password });
+      const events = s.view(ids.map((id) => records.get(id)!).filter(Boolean) as EventRecord[], { single: false, password: q.password, edit });
 
       const bound = (p: DateParam) => bounds.find((b) => b.param === p)?.value;
       const pairs: Pairs = [
@@ -220,6 +222,8 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
 
     const s = new PostService(deps, state);
+    const edit = isEditContext(q);
+    if (edit) s.requireEditContextOf(type);
     const utc = (text: string) => toWire(parseDateInput(text, FixedOffsetZone.utcInstance)!.value.toUTC());
     const settled = toWire(s.now.minus({ seconds: SETTLE_SECONDS }));
     const until = q.modified_before !== undefined && utc(q.modified_before) < settled ? utc(q.modified_before) : settled;
@@ -233,7 +237,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
 
     const records = deps.posts.findMany(type, changes.filter((ch) => ch.readable).map((ch) => ch.id));
     const readable = changes.flatMap((ch) => records.get(ch.id) ?? []);
-    const wire = new Map(s.view(readable, { single: false, password: q.password }).map((item, i) => [readable[i]!.id, item]));
+    const wire = new Map(s.view(readable, { single: false, password: q.password, edit }).map((item, i) => [readable[i]!.id, item]));
     const siteZone = parseZone(deps.config.siteTimezone)!;
     const items = changes.map((ch) => wire.get(ch.id) ?? {
       id: ch.id,
@@ -273,6 +277,8 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
 
     const s = new PostService(deps, state);
+    const edit = isEditContext(q);
+    if (edit) s.requireEditContextOf(type);
     const eventSeen = visibility(state, CAPABILITY_TYPE.event, undefined)!;
     const { ids, total } = deps.posts.listLinked({
       type, lang: state.lang, nowUtc: s.nowUtc, nowLocal: toWire(s.now.setZone(parseZone(deps.config.siteTimezone)!)),
@@ -285,7 +291,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     });
     if (page > 1 && ids.length === 0) throw new ApiError(404, `${type}-archive-page-not-found`, `The requested ${type} archive page does not exist`);
     const records = deps.posts.findMany(type, ids);
-    const items = s.view(ids.map((id) => records.get(id)!).filter(Boolean) as (VenueRecord | OrganizerRecord)[], { single: false, password: q.password });
+    const items = s.view(ids.map((id) => records.get(id)!).filter(Boolean) as (VenueRecord | OrganizerRecord)[], { single: false, password: q.password, edit });
     const pairs = ([['per_page', perPage], ['event', q.event], ['has_events', q.has_events], ['status', seen!.shown]] as Pairs).filter(([, v]) => v !== undefined);
     const { body, headers } = envelope(`${type}s`, items, total, page, perPage, `${state.restBase}/${type}s/`, withSent(pairs, state.sent, q as Record<string, unknown>, declared));
     return { status: 200 as const, body: body as never, headers };

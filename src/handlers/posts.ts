@@ -14,9 +14,9 @@ import { CAPABILITY_TYPE, mayChange, mayRead, resolveStatus, unlocks } from '../
 import { PostView, type ViewOptions } from '../domain/postView.js';
 import { TAXONOMY } from '../domain/termView.js';
 import { isTruthy } from '../http/params.js';
-import { sanitizeTextField, slugify, webUrl } from '../domain/text.js';
+import { collationKey, sanitizeTextField, slugify, webUrl } from '../domain/text.js';
 import { entityTag, httpDate, requireMatch } from '../http/conditional.js';
-import { ApiError, forbidden, invalidParam, invalidParams } from '../http/errors.js';
+import { ApiError, forbidden, forbiddenContext, invalidParam, invalidParams } from '../http/errors.js';
 import { allowedMethods } from '../http/routeIndex.js';
 import { NAMESPACE_PATH } from '../http/spec.js';
 import type { RequestState } from '../http/state.js';
@@ -43,6 +43,11 @@ const NOUN: Record<PostType, string> = { event: 'event', venue: 'venue', organiz
 /** The `password` a request's query carries, for the routes that declare one (an `If-Match` compares with a GET that sends it). */
 export const passwordOf = (c: { request: { query: object } }) => (c.request.query as { password?: string }).password;
 
+/** What a read of events, venues and organizers takes besides filters: the record password and the context. */
+export type ReadQuery = { password?: string; context?: string };
+/** `context=edit`, compared as WordPress does (exactly). */
+export const isEditContext = (query: { context?: string }) => query.context === 'edit';
+
 /** The trash suffix WordPress gives a trashed record's slug, freeing the original. */
 const TRASHED = '__trashed';
 
@@ -65,30 +70,35 @@ export class PostService {
 
   /** The event an id names, with the plugin's errors (404, 400, 403 trashed / not accessible / password). */
   readableEvent(id: number, password: string | undefined): EventRecord {
-    return this.readable(this.eventById(id), password);
+    return this.readable(this.eventById(id), password, false);
   }
 
-  /** An event record as read, if this caller may read it (the errors of `readableEvent`). */
-  private readable(event: EventRecord, password: string | undefined): EventRecord {
+  /**
+   * An event record as read, if this caller may read it (the errors of `readableEvent`). In the edit context, which
+   * only a caller who may edit the event gets, its password does not stand in the way, as in the plugin.
+   */
+  private readable(event: EventRecord, password: string | undefined, edit: boolean): EventRecord {
     if (event.status === 'trash') throw new ApiError(403, 'event-no-longer-available', 'This event is no longer available');
     if (!mayRead(this.state.user, event, this.nowUtc)) throw new ApiError(403, 'event-not-accessible', 'The requested event is not accessible');
-    if (!unlocks(event, password)) throw new ApiError(403, 'event-password-protected', 'The requested event is not accessible without a password');
+    if (!edit && !unlocks(event, password)) throw new ApiError(403, 'event-password-protected', 'The requested event is not accessible without a password');
     return event;
   }
 
   /** What this caller's GET of the record answers (`password` as that GET would send it). */
   single(record: PostRecord, password: string | undefined) {
-    return this.singleAnswer(record, password).body;
+    return this.singleAnswer(record, password, false).body;
   }
 
   /**
    * A GET by id or slug: the body, and its `Last-Modified`: the record's own change or, when later, that of the venue
-   * or organizers it names (as the view read them). Terms have no modification time; the ETag covers them.
+   * or organizers it names (as the view read them). Terms have no modification time; the ETag covers them. `edit`:
+   * the edit context, refused to a caller who may not edit the record.
    */
-  singleAnswer(record: PostRecord, password: string | undefined): { body: unknown; headers: { 'Last-Modified': string } } {
-    const readable = record.type === 'event' ? this.readable(record, password) : this.readableLinked(record);
+  singleAnswer(record: PostRecord, password: string | undefined, edit: boolean): { body: unknown; headers: { 'Last-Modified': string } } {
+    if (edit && !mayChange('edit', this.state.user, record)) throw forbiddenContext(this.state.user !== null, 'Sorry, you are not allowed to edit this post.');
+    const readable = record.type === 'event' ? this.readable(record, password, edit) : this.readableLinked(record);
     const view = new PostView(this.deps, this.state, this.nowUtc);
-    const body = this.view([readable], { single: true, password }, view)[0]!;
+    const body = this.view([readable], { single: true, password, edit }, view)[0]!;
     let latest = record.modifiedUtc;
     for (const linked of view.linkedRead()) if (linked.modifiedUtc > latest) latest = linked.modifiedUtc;
     return { body, headers: { 'Last-Modified': httpDate(latest) } };
@@ -136,6 +146,13 @@ export class PostService {
     const found = id === null ? null : this.deps.posts.findOfType(type, id);
     if (!found) throw invalidParam('slug');
     return found;
+  }
+
+  /** A list in the edit context: only for a caller who may edit records of the type, as WordPress answers. */
+  requireEditContextOf(type: PostType): void {
+    if (!hasCapabilities(this.state.user?.role ?? null, [`edit_${CAPABILITY_TYPE[type]}`])) {
+      throw forbiddenContext(this.state.user !== null, 'Sorry, you are not allowed to edit posts in this post type.');
+    }
   }
 
   // ---- writes ------------------------------------------------------------------------------------------------
@@ -212,14 +229,20 @@ export class PostService {
     });
   }
 
-  /** DESIGN §5 #26: an existing same-language record of that name the caller may edit is updated instead. */
+  /**
+   * DESIGN §5 #26: an existing same-language record of that name the caller may edit is updated instead. Names, and
+   * descriptions when one is sent, compare as WordPress's collation compares them (`Café Zürich` = `cafe zurich`).
+   */
   private createOrMatch(type: 'venue' | 'organizer', body: VenueFields & OrganizerFields): number {
     const name = (type === 'venue' ? body.venue : body.organizer) ?? '';
     if (body.translation_of === undefined) {
-      for (const id of this.deps.posts.sameName(type, this.state.lang, name.trim())) {
+      const unfiltered = hasCapabilities(this.state.user?.role ?? null, ['unfiltered_html']);
+      // compared as they would be stored
+      const description = body.description ? collationKey(cleanHtml(body.description, 'content', unfiltered)) : null;
+      for (const id of this.deps.posts.sameName(type, this.state.lang, cleanHtml(name.trim(), 'title', unfiltered))) {
         const candidate = this.deps.posts.findOfType(type, id)!;
         if (!mayChange('edit', this.state.user, candidate)) continue;
-        if (body.description !== undefined && candidate.content !== body.description) continue;
+        if (description !== null && collationKey(candidate.content) !== description) continue;
         this.deps.posts.update(Object.assign(this.linkedRecord(type, body, candidate), { id, translationGroup: candidate.translationGroup }) as PostRecord);
         return id;
       }
@@ -381,7 +404,7 @@ export class PostService {
     const state = text('state', v?.state);
     const province = text('province', v?.province);
     const derived = !country || country === 'US' || country === 'United States' ? state : province;
-    const map = (sent: string | undefined, stored: boolean | undefined) => (sent !== undefined ? isTruthy(sent) : (stored ?? true));
+    const map = (sent: string | boolean | undefined, stored: boolean | undefined) => (sent !== undefined ? isTruthy(sent) : (stored ?? true));
     const geoLat = body.geo_lat ?? v?.geoLat ?? null;
     const geoLng = body.geo_lng ?? v?.geoLng ?? null;
     return Object.assign(base, {

@@ -6,9 +6,10 @@ import { depthProblem, MAX_PER_PAGE } from '../domain/listLimits.js';
 import { TAXONOMY, termToWire, type TermViewContext } from '../domain/termView.js';
 import { sanitizeTextField, slugify } from '../domain/text.js';
 import { entityTag, requireMatch } from '../http/conditional.js';
-import { ApiError, invalidParam, invalidParams } from '../http/errors.js';
+import { ApiError, forbiddenContext, invalidParam, invalidParams } from '../http/errors.js';
 import { pageUrl, sentParams } from '../http/links.js';
 import type { Handlers, OperationContext, QueryOf, RequestBody } from '../http/operation.js';
+import { isEditContext } from './posts.js';
 import { allowedMethods } from '../http/routeIndex.js';
 import { NAMESPACE_PATH } from '../http/spec.js';
 import type { RequestState } from '../http/state.js';
@@ -47,6 +48,15 @@ class TermService<T extends Taxonomy> {
     return term;
   }
 
+  /**
+   * `context=edit` is only for a caller who may edit terms of this taxonomy (the capabilities of its update), as
+   * WordPress answers; it changes nothing else in a term's answer.
+   */
+  private requireEditContext(query: { context?: string }, state: RequestState, message: string): void {
+    if (!isEditContext(query)) return;
+    if (!allowedMethods(this.itemPath, (caps) => hasCapabilities(state.user?.role ?? null, caps)).includes('PUT')) throw forbiddenContext(state.user !== null, message);
+  }
+
   list(c: OperationContext<'listCategories'> | OperationContext<'listTags'>, state: RequestState) {
     const q = c.request.query as TermListParams;
     const page = q.page ?? 1;
@@ -68,6 +78,7 @@ class TermService<T extends Taxonomy> {
       if (id !== undefined && this.posts.typeOf(id) !== 'event') problems[name] = 'Invalid parameter.';
     }
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
+    this.requireEditContext(q, state, 'Sorry, you are not allowed to edit terms in this taxonomy.');
 
     const orderBy = (q.orderby ?? 'name').toLowerCase().replace(/^term_id$/, 'id').replace(/^include_slugs$/, 'include');
     const { items, total } = this.terms.list({
@@ -100,8 +111,10 @@ class TermService<T extends Taxonomy> {
     return { body, headers: { 'X-TEC-Total': String(total), 'X-TEC-TotalPages': String(totalPages) } };
   }
 
-  get(id: number, state: RequestState) {
-    return this.wire(this.existing(id), state, true);
+  get(id: number, state: RequestState, query: { context?: string } = {}) {
+    const term = this.existing(id);
+    this.requireEditContext(query, state, 'Sorry, you are not allowed to edit this term.');
+    return this.wire(term, state, true);
   }
 
   create(fields: TermFields, raw: Record<string, unknown>, state: RequestState) {
@@ -231,7 +244,7 @@ export function categoryHandlers({ terms, posts }: TermDeps): Pick<Handlers, Cat
       const { body, headers } = service.create(c.request.requestBody, c.request.requestBody as Record<string, unknown>, state);
       return { status: 201, body, headers };
     },
-    getCategory: (c, state) => ({ status: 200, body: service.get(c.request.params.id, state) }),
+    getCategory: (c, state) => ({ status: 200, body: service.get(c.request.params.id, state, c.request.query) }),
     updateCategory,
     putCategory: updateCategory,
     patchCategory: updateCategory,
@@ -255,7 +268,7 @@ export function tagHandlers({ terms, posts }: TermDeps): Pick<Handlers, TagOps> 
       const { body, headers } = service.create(c.request.requestBody, c.request.requestBody as Record<string, unknown>, state);
       return { status: 201, body, headers };
     },
-    getTag: (c, state) => ({ status: 200, body: service.get(c.request.params.id, state) }),
+    getTag: (c, state) => ({ status: 200, body: service.get(c.request.params.id, state, c.request.query) }),
     updateTag,
     putTag: updateTag,
     patchTag: updateTag,

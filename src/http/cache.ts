@@ -9,8 +9,9 @@ import type { Caller } from './state.js';
  * - every entry belongs to one database generation: `PRAGMA data_version` (changes when another connection or
  *   process commits) and `total_changes()` (this connection's writes, triggers included). Any write anywhere makes
  *   every entry unreachable;
- * - list answers also belong to the second they were computed in: their time-dependent parts (default window,
- *   relative dates, "upcoming", scheduled records falling due) are all computed at one-second resolution;
+ * - list and index answers also belong to the second they were computed in: their time-dependent parts (default
+ *   window, relative dates, "upcoming", scheduled records falling due, computed defaults) are all computed at
+ *   one-second resolution;
  * - other answers stay valid until the next scheduled record falls due (its effective status changes then);
  * - the key holds the caller (user and role), the site address and the request as the handler reads it (path,
  *   language, declared parameters, `_fields`; see `requestKey`).
@@ -47,7 +48,7 @@ const linesSize = (lines: string[]) => lines.reduce((n, line) => n + line.length
 
 interface Entry {
   answer: CachedAnswer;
-  /** The second a list answer was computed in (it is valid in that second only); -1 for other answers. */
+  /** The second a list or index answer was computed in (it is valid in that second only); -1 for other answers. */
   second: number;
   /** Its bytes and its replays' header lines, as counted against ALMANAC_CACHE_MB. */
   size: number;
@@ -73,6 +74,14 @@ export function requestKey(routed: RoutedRequest): string {
 const MAX_ALIASED_URL = 2048;
 
 const MAX_ENTRIES = 20_000;
+
+/**
+ * Operations whose answers hold times computed to the second: the lists (default window, relative dates, "upcoming")
+ * and the indexes (the date defaults the plugin computes per request).
+ */
+// lists, the feed and the indexes hold dates that move with the clock (default windows, argument defaults)
+const computedToTheSecond = (operationId: string) =>
+  operationId.startsWith('list') || operationId === 'getEventsCalendar' || operationId === 'getNamespaceIndex' || operationId === 'getRestIndex';
 
 export class ResponseCache {
   private readonly entries = new Map<string, Entry>();
@@ -130,9 +139,9 @@ export class ResponseCache {
 
   /**
    * Keeps an answer computed at `moment` (as read before computing it), unless a write has been seen since;
-   * returns what is kept, if anything. A list answer is kept for the second it was computed in.
+   * returns what is kept, if anything. An answer `toTheSecond` is kept for the second it was computed in.
    */
-  store(key: string, answer: CachedAnswer, list: boolean, moment: { generation: string; second: number }): CachedAnswer | undefined {
+  store(key: string, answer: CachedAnswer, toTheSecond: boolean, moment: { generation: string; second: number }): CachedAnswer | undefined {
     if (answer.bytes.length > this.maxEntry || moment.generation !== this.current) return undefined;
     // a small Buffer is a slice of a shared pool: keep a copy of its own, so an entry holds only its bytes
     if (answer.bytes.buffer.byteLength !== answer.bytes.length) {
@@ -145,7 +154,7 @@ export class ResponseCache {
       this.entries.delete(key);
       this.bytes -= replaced.size;
     }
-    this.entries.set(key, { answer, second: list ? moment.second : -1, size: answer.bytes.length });
+    this.entries.set(key, { answer, second: toTheSecond ? moment.second : -1, size: answer.bytes.length });
     this.bytes += answer.bytes.length;
     this.trim();
     return answer;
@@ -211,9 +220,7 @@ export class ResponseCache {
       }
       const computedAt = this.moment;
       await next();
-      // the feed's default window moves with the clock, as a list's does
-      const list = operation.operationId.startsWith('list') || operation.operationId === 'getEventsCalendar';
-      ctx.state.store = (answer: CachedAnswer) => this.store(key, answer, list, computedAt);
+      ctx.state.store = (answer: CachedAnswer) => this.store(key, answer, computedToTheSecond(operation.operationId), computedAt);
     };
   }
 }
