@@ -161,6 +161,13 @@ export interface paths {
          * @description Published events (plus what the caller may see) in a date window, ordered by start. By default the window runs
          *     from yesterday 00:00 to 24 months ahead 23:59:59 in the site timezone; any of `starts_before`, `starts_after`,
          *     `ends_before`, `ends_after` drops the default window. Events hidden from listings never appear.
+         *
+         *     Password-protected events are listed blanked, and nothing their entry blanks can select them: for a caller
+         *     who may not open one (who neither may edit it nor sends its `password`), `search` matches its title alone,
+         *     and `categories`, `tags`, `venue`, `organizer`, `featured`, `ticketed` and `geoloc` never select it. An
+         *     anonymous caller gets no protected event from `search` unless it sends that event's password, as in
+         *     WordPress. Venues are treated alike: `geoloc` uses the coordinates of a protected venue only for callers who
+         *     may open that venue.
          */
         get: operations["listEvents"];
         put?: never;
@@ -761,7 +768,7 @@ export interface components {
             description: string;
             /** @description Id of the parent category; `0` for top-level categories and always `0` for tags. */
             parent: number;
-            /** @description Number of *published* records that use the term. */
+            /** @description Number of *published* events without a password that use the term. */
             count: number;
             /**
              * @description WordPress sanitisation context of the term object. Always `raw`.
@@ -1933,7 +1940,7 @@ export interface components {
         Category: {
             /** @description Term id (categories and tags share one id space). */
             id: number;
-            /** @description Number of published events in this category. */
+            /** @description Number of published events without a password in this category. */
             count: number;
             /** @description The description as stored. */
             description: string;
@@ -1980,7 +1987,7 @@ export interface components {
         Tag: {
             /** @description Term id (categories and tags share one id space). */
             id: number;
-            /** @description Number of published events with this tag. */
+            /** @description Number of published events without a password with this tag. */
             count: number;
             description: string;
             /** @description The name, HTML-escaped as WordPress stores it (`&` → `&amp;`). */
@@ -2369,7 +2376,10 @@ export interface components {
         OrganizerSlug: string;
         /** @description The record's password; unlocks a password-protected record. */
         Password: string;
-        /** @description A password compared with every password-protected record of the page; the ones it matches are not blanked. */
+        /**
+         * @description A password compared with every password-protected record: the ones it matches are not blanked, and filters
+         *     and `search` may select them by what they protect (as they may for whoever can edit them).
+         */
         ListPassword: string;
         /** @description The namespace to describe. */
         IndexNamespace: "tribe/events/v1";
@@ -2402,24 +2412,32 @@ export interface components {
          *     read as UTC. Otherwise each date is widened to the whole day.
          */
         StrictDates: string;
-        /** @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word` excludes. */
+        /**
+         * @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word`
+         *     excludes. A password-protected event that the caller may not open (it neither may edit it nor sends its
+         *     `password`) is matched on its title alone, and anonymous callers get none.
+         */
         EventSearch: string;
-        /** @description Events in any of these categories (ids or slugs); child categories match too. */
+        /** @description Events in any of these categories (ids or slugs); child categories match too. A password-protected event is selected only for a caller who may open it (see `password`). */
         CategoriesFilter: components["schemas"]["IdOrSlug"][];
-        /** @description Events with any of these tags (ids or slugs). */
+        /** @description Events with any of these tags (ids or slugs). A password-protected event is selected only for a caller who may open it (see `password`). */
         TagsFilter: components["schemas"]["IdOrSlug"][];
-        /** @description Events at any of these venues (ids). */
+        /** @description Events at any of these venues (ids). A password-protected event is selected only for a caller who may open it (see `password`). */
         VenueFilter: components["schemas"]["PositiveId"][];
-        /** @description Events run by any of these organizers (ids). Combined with `venue` by AND. */
+        /** @description Events run by any of these organizers (ids). Combined with `venue` by AND. A password-protected event is selected only for a caller who may open it (see `password`). */
         OrganizerFilter: components["schemas"]["PositiveId"][];
-        /** @description `true`: only featured events; `false`: only events that are not featured. */
+        /** @description `true`: only featured events; `false`: only events that are not featured. A password-protected event is selected only for a caller who may open it (see `password`). */
         Featured: boolean;
         /**
          * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
          *     records of this type may ask for any, `any` meaning every status but `trash`.
          */
         PostStatusFilter: ("publish" | "future" | "draft" | "pending" | "private" | "trash" | "any")[];
-        /** @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that point). */
+        /**
+         * @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that
+         *     point). A password-protected event, or the coordinates of a password-protected venue, count only for a caller
+         *     who may open that record (see `password`).
+         */
         Geoloc: boolean;
         /** @description Latitude of the point for `geoloc`; must come with `geoloc_lng`. */
         GeolocLat: number;
@@ -2429,15 +2447,29 @@ export interface components {
         Include: components["schemas"]["PositiveId"][];
         /** @description Only events whose parent is this event. */
         PostParent: components["schemas"]["PositiveId"];
-        /** @description `true`: only events marked as ticketed; `false`: only events that are not. */
+        /** @description `true`: only events marked as ticketed; `false`: only events that are not. A password-protected event is selected only for a caller who may open it (see `password`). */
         Ticketed: boolean;
-        /** @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. */
+        /**
+         * @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. A
+         *     password-protected record that the caller may not open (it neither may edit it nor sends its `password`) is
+         *     matched on its name alone, and anonymous callers get none.
+         */
         LinkedSearch: string;
-        /** @description Only records linked to this event. */
+        /**
+         * @description Only records linked to this event. An event the caller may not read is answered as an unknown one (400). A
+         *     password-protected event's venue and organizers are shown only to a caller who may open it (who may edit it
+         *     or sends its `password`); to others the list is empty.
+         */
         EventOfLinked: components["schemas"]["PositiveId"];
-        /** @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked to none. */
+        /**
+         * @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked
+         *     to none. A password-protected event counts only for a caller who may open it (see `password`).
+         */
         HasEvents: string;
-        /** @description Truthy → only records linked to upcoming events the caller may see. */
+        /**
+         * @description Truthy → only records linked to upcoming events the caller may see; a password-protected event counts only for
+         *     a caller who may open it (see `password`).
+         */
         OnlyWithUpcoming: string;
         /** @description Terms whose name or slug contains this string (any case). */
         TermSearch: string;
@@ -2449,11 +2481,14 @@ export interface components {
         TermOrder: string;
         /** @description `name` (default), `id`, `slug`, `count`, `description`, `term_group`, `include` (the order of `include`) or `none`; other values mean `name`. */
         TermOrderBy: string;
-        /** @description Leave out terms no published event uses. */
+        /** @description Leave out terms that no published event without a password uses (their `count` is 0). */
         HideEmpty: boolean;
         /** @description Only direct children of this category (`0`: top-level categories). */
         TermParent: number;
-        /** @description Only terms assigned to this event. */
+        /**
+         * @description Only terms assigned to this event. An event the caller may not read is answered as an unknown one (400); the
+         *     terms of a password-protected event are listed only to callers who may edit it (to others, none).
+         */
         TermPost: components["schemas"]["PositiveId"];
         /** @description Alias of `post`; wins when both are sent. */
         TermEvent: components["schemas"]["PositiveId"];
@@ -2880,24 +2915,32 @@ export interface operations {
                  *     read as UTC. Otherwise each date is widened to the whole day.
                  */
                 strict_dates?: components["parameters"]["StrictDates"];
-                /** @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word` excludes. */
+                /**
+                 * @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word`
+                 *     excludes. A password-protected event that the caller may not open (it neither may edit it nor sends its
+                 *     `password`) is matched on its title alone, and anonymous callers get none.
+                 */
                 search?: components["parameters"]["EventSearch"];
-                /** @description Events in any of these categories (ids or slugs); child categories match too. */
+                /** @description Events in any of these categories (ids or slugs); child categories match too. A password-protected event is selected only for a caller who may open it (see `password`). */
                 categories?: components["parameters"]["CategoriesFilter"];
-                /** @description Events with any of these tags (ids or slugs). */
+                /** @description Events with any of these tags (ids or slugs). A password-protected event is selected only for a caller who may open it (see `password`). */
                 tags?: components["parameters"]["TagsFilter"];
-                /** @description Events at any of these venues (ids). */
+                /** @description Events at any of these venues (ids). A password-protected event is selected only for a caller who may open it (see `password`). */
                 venue?: components["parameters"]["VenueFilter"];
-                /** @description Events run by any of these organizers (ids). Combined with `venue` by AND. */
+                /** @description Events run by any of these organizers (ids). Combined with `venue` by AND. A password-protected event is selected only for a caller who may open it (see `password`). */
                 organizer?: components["parameters"]["OrganizerFilter"];
-                /** @description `true`: only featured events; `false`: only events that are not featured. */
+                /** @description `true`: only featured events; `false`: only events that are not featured. A password-protected event is selected only for a caller who may open it (see `password`). */
                 featured?: components["parameters"]["Featured"];
                 /**
                  * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
                  *     records of this type may ask for any, `any` meaning every status but `trash`.
                  */
                 status?: components["parameters"]["PostStatusFilter"];
-                /** @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that point). */
+                /**
+                 * @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that
+                 *     point). A password-protected event, or the coordinates of a password-protected venue, count only for a caller
+                 *     who may open that record (see `password`).
+                 */
                 geoloc?: components["parameters"]["Geoloc"];
                 /** @description Latitude of the point for `geoloc`; must come with `geoloc_lng`. */
                 geoloc_lat?: components["parameters"]["GeolocLat"];
@@ -2907,9 +2950,12 @@ export interface operations {
                 include?: components["parameters"]["Include"];
                 /** @description Only events whose parent is this event. */
                 post_parent?: components["parameters"]["PostParent"];
-                /** @description `true`: only events marked as ticketed; `false`: only events that are not. */
+                /** @description `true`: only events marked as ticketed; `false`: only events that are not. A password-protected event is selected only for a caller who may open it (see `password`). */
                 ticketed?: components["parameters"]["Ticketed"];
-                /** @description A password compared with every password-protected record of the page; the ones it matches are not blanked. */
+                /**
+                 * @description A password compared with every password-protected record: the ones it matches are not blanked, and filters
+                 *     and `search` may select them by what they protect (as they may for whoever can edit them).
+                 */
                 password?: components["parameters"]["ListPassword"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
@@ -3625,20 +3671,37 @@ export interface operations {
                 page?: components["parameters"]["Page"];
                 /** @description Records per page; values above 50 are treated as 50. */
                 per_page?: components["parameters"]["PerPage"];
-                /** @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. */
+                /**
+                 * @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. A
+                 *     password-protected record that the caller may not open (it neither may edit it nor sends its `password`) is
+                 *     matched on its name alone, and anonymous callers get none.
+                 */
                 search?: components["parameters"]["LinkedSearch"];
-                /** @description Only records linked to this event. */
+                /**
+                 * @description Only records linked to this event. An event the caller may not read is answered as an unknown one (400). A
+                 *     password-protected event's venue and organizers are shown only to a caller who may open it (who may edit it
+                 *     or sends its `password`); to others the list is empty.
+                 */
                 event?: components["parameters"]["EventOfLinked"];
-                /** @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked to none. */
+                /**
+                 * @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked
+                 *     to none. A password-protected event counts only for a caller who may open it (see `password`).
+                 */
                 has_events?: components["parameters"]["HasEvents"];
-                /** @description Truthy → only records linked to upcoming events the caller may see. */
+                /**
+                 * @description Truthy → only records linked to upcoming events the caller may see; a password-protected event counts only for
+                 *     a caller who may open it (see `password`).
+                 */
                 only_with_upcoming?: components["parameters"]["OnlyWithUpcoming"];
                 /**
                  * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
                  *     records of this type may ask for any, `any` meaning every status but `trash`.
                  */
                 status?: components["parameters"]["PostStatusFilter"];
-                /** @description A password compared with every password-protected record of the page; the ones it matches are not blanked. */
+                /**
+                 * @description A password compared with every password-protected record: the ones it matches are not blanked, and filters
+                 *     and `search` may select them by what they protect (as they may for whoever can edit them).
+                 */
                 password?: components["parameters"]["ListPassword"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
@@ -4301,20 +4364,37 @@ export interface operations {
                 page?: components["parameters"]["Page"];
                 /** @description Records per page; values above 50 are treated as 50. */
                 per_page?: components["parameters"]["PerPage"];
-                /** @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. */
+                /**
+                 * @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. A
+                 *     password-protected record that the caller may not open (it neither may edit it nor sends its `password`) is
+                 *     matched on its name alone, and anonymous callers get none.
+                 */
                 search?: components["parameters"]["LinkedSearch"];
-                /** @description Only records linked to this event. */
+                /**
+                 * @description Only records linked to this event. An event the caller may not read is answered as an unknown one (400). A
+                 *     password-protected event's venue and organizers are shown only to a caller who may open it (who may edit it
+                 *     or sends its `password`); to others the list is empty.
+                 */
                 event?: components["parameters"]["EventOfLinked"];
-                /** @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked to none. */
+                /**
+                 * @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked
+                 *     to none. A password-protected event counts only for a caller who may open it (see `password`).
+                 */
                 has_events?: components["parameters"]["HasEvents"];
-                /** @description Truthy → only records linked to upcoming events the caller may see. */
+                /**
+                 * @description Truthy → only records linked to upcoming events the caller may see; a password-protected event counts only for
+                 *     a caller who may open it (see `password`).
+                 */
                 only_with_upcoming?: components["parameters"]["OnlyWithUpcoming"];
                 /**
                  * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
                  *     records of this type may ask for any, `any` meaning every status but `trash`.
                  */
                 status?: components["parameters"]["PostStatusFilter"];
-                /** @description A password compared with every password-protected record of the page; the ones it matches are not blanked. */
+                /**
+                 * @description A password compared with every password-protected record: the ones it matches are not blanked, and filters
+                 *     and `search` may select them by what they protect (as they may for whoever can edit them).
+                 */
                 password?: components["parameters"]["ListPassword"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
@@ -4987,11 +5067,14 @@ export interface operations {
                 order?: components["parameters"]["TermOrder"];
                 /** @description `name` (default), `id`, `slug`, `count`, `description`, `term_group`, `include` (the order of `include`) or `none`; other values mean `name`. */
                 orderby?: components["parameters"]["TermOrderBy"];
-                /** @description Leave out terms no published event uses. */
+                /** @description Leave out terms that no published event without a password uses (their `count` is 0). */
                 hide_empty?: components["parameters"]["HideEmpty"];
                 /** @description Only direct children of this category (`0`: top-level categories). */
                 parent?: components["parameters"]["TermParent"];
-                /** @description Only terms assigned to this event. */
+                /**
+                 * @description Only terms assigned to this event. An event the caller may not read is answered as an unknown one (400); the
+                 *     terms of a password-protected event are listed only to callers who may edit it (to others, none).
+                 */
                 post?: components["parameters"]["TermPost"];
                 /** @description Alias of `post`; wins when both are sent. */
                 event?: components["parameters"]["TermEvent"];
@@ -5344,9 +5427,12 @@ export interface operations {
                 order?: components["parameters"]["TermOrder"];
                 /** @description `name` (default), `id`, `slug`, `count`, `description`, `term_group`, `include` (the order of `include`) or `none`; other values mean `name`. */
                 orderby?: components["parameters"]["TermOrderBy"];
-                /** @description Leave out terms no published event uses. */
+                /** @description Leave out terms that no published event without a password uses (their `count` is 0). */
                 hide_empty?: components["parameters"]["HideEmpty"];
-                /** @description Only terms assigned to this event. */
+                /**
+                 * @description Only terms assigned to this event. An event the caller may not read is answered as an unknown one (400); the
+                 *     terms of a password-protected event are listed only to callers who may edit it (to others, none).
+                 */
                 post?: components["parameters"]["TermPost"];
                 /** @description Alias of `post`; wins when both are sent. */
                 event?: components["parameters"]["TermEvent"];
@@ -5708,24 +5794,32 @@ export interface operations {
                  *     read as UTC. Otherwise each date is widened to the whole day.
                  */
                 strict_dates?: components["parameters"]["StrictDates"];
-                /** @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word` excludes. */
+                /**
+                 * @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word`
+                 *     excludes. A password-protected event that the caller may not open (it neither may edit it nor sends its
+                 *     `password`) is matched on its title alone, and anonymous callers get none.
+                 */
                 search?: components["parameters"]["EventSearch"];
-                /** @description Events in any of these categories (ids or slugs); child categories match too. */
+                /** @description Events in any of these categories (ids or slugs); child categories match too. A password-protected event is selected only for a caller who may open it (see `password`). */
                 categories?: components["parameters"]["CategoriesFilter"];
-                /** @description Events with any of these tags (ids or slugs). */
+                /** @description Events with any of these tags (ids or slugs). A password-protected event is selected only for a caller who may open it (see `password`). */
                 tags?: components["parameters"]["TagsFilter"];
-                /** @description Events at any of these venues (ids). */
+                /** @description Events at any of these venues (ids). A password-protected event is selected only for a caller who may open it (see `password`). */
                 venue?: components["parameters"]["VenueFilter"];
-                /** @description Events run by any of these organizers (ids). Combined with `venue` by AND. */
+                /** @description Events run by any of these organizers (ids). Combined with `venue` by AND. A password-protected event is selected only for a caller who may open it (see `password`). */
                 organizer?: components["parameters"]["OrganizerFilter"];
-                /** @description `true`: only featured events; `false`: only events that are not featured. */
+                /** @description `true`: only featured events; `false`: only events that are not featured. A password-protected event is selected only for a caller who may open it (see `password`). */
                 featured?: components["parameters"]["Featured"];
                 /**
                  * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
                  *     records of this type may ask for any, `any` meaning every status but `trash`.
                  */
                 status?: components["parameters"]["PostStatusFilter"];
-                /** @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that point). */
+                /**
+                 * @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that
+                 *     point). A password-protected event, or the coordinates of a password-protected venue, count only for a caller
+                 *     who may open that record (see `password`).
+                 */
                 geoloc?: components["parameters"]["Geoloc"];
                 /** @description Latitude of the point for `geoloc`; must come with `geoloc_lng`. */
                 geoloc_lat?: components["parameters"]["GeolocLat"];
@@ -5735,7 +5829,7 @@ export interface operations {
                 include?: components["parameters"]["Include"];
                 /** @description Only events whose parent is this event. */
                 post_parent?: components["parameters"]["PostParent"];
-                /** @description `true`: only events marked as ticketed; `false`: only events that are not. */
+                /** @description `true`: only events marked as ticketed; `false`: only events that are not. A password-protected event is selected only for a caller who may open it (see `password`). */
                 ticketed?: components["parameters"]["Ticketed"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { unlocks } from '../domain/postRules.js';
 import { foldForSearch } from '../domain/text.js';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -41,8 +42,13 @@ export function openInMemory(image?: Buffer): Db {
   return withFunctions(db);
 }
 
-/** SQL functions every connection has: search folds text the same way in SQL and in JavaScript. */
+/**
+ * SQL functions every connection has: search folds text the same way in SQL and in JavaScript, and lists compare a
+ * request's password with records' passwords as reads by id do (in constant time).
+ */
 function withFunctions(db: Db): Db {
   db.function('almanac_fold', { deterministic: true }, (text: unknown) => (typeof text === 'string' ? foldForSearch(text) : text));
+  db.function('almanac_unlocks', { deterministic: true }, (password: unknown, given: unknown) =>
+    typeof password === 'string' && typeof given === 'string' && unlocks({ password }, given) ? 1 : 0);
   return db;
 }

@@ -6,7 +6,7 @@ import type { Lang, RequestState } from '../http/state.js';
 import { costValues, formatCost } from './cost.js';
 import { isoWithOffset, timezoneAbbreviation, utcDayStart } from './eventTimes.js';
 import { autop, jsonLdText, renderTitle } from './html.js';
-import { effectiveStatus, mayChange, mayRead, unlocks } from './postRules.js';
+import { BLANKED, effectiveStatus, mayChange, mayRead, unlocks } from './postRules.js';
 import { embeddedTerm } from './termView.js';
 
 type Schemas = components['schemas'];
@@ -27,28 +27,9 @@ const PERMALINK_BASE: Record<PostType, { path: string; postType: string }> = {
   organizer: { path: 'organizer', postType: 'tribe_organizer' },
 };
 
-/** Keys blanked in password-protected records (behaviour.md §11 as amended by DESIGN §5 #10), by record type. */
-const BLANK_TEXT: Record<PostType, string[]> = {
-  event: ['description', 'excerpt', 'cost', 'website'],
-  venue: ['description', 'excerpt', 'website', 'phone', 'stateprovince', 'zip', 'province', 'country', 'city', 'address', 'state'],
-  organizer: ['description', 'excerpt', 'website', 'email', 'phone'],
-};
-const BLANK_NULL: Record<PostType, string[]> = {
-  event: ['all_day', 'show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured', 'ticketed'],
-  venue: ['show_map', 'show_map_link'],
-  organizer: [],
-};
-const BLANK_LIST = ['categories', 'tags', 'venue', 'organizer', 'custom_fields'];
-
+/** A password-protected record as a caller who has not opened it sees it: the fields it hides get their blank values. */
 function blank(type: PostType, wire: Wire): Wire {
-  for (const key of BLANK_TEXT[type]) if (key in wire) wire[key] = '';
-  for (const key of BLANK_NULL[type]) if (key in wire) wire[key] = null;
-  if ('image' in wire) wire.image = false;
-  if (type === 'event') {
-    for (const key of BLANK_LIST) wire[key] = [];
-    wire.cost_details = { currency_symbol: '', currency_position: '', currency_code: '', values: [] };
-  }
-  if (type === 'venue') for (const key of ['geo_lat', 'geo_lng']) if (key in wire) wire[key] = 0;
+  for (const [key, value] of Object.entries(BLANKED[type])) if (key in wire) wire[key] = typeof value === 'object' && value !== null ? structuredClone(value) : value;
   delete wire.json_ld;
   return wire;
 }

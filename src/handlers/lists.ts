@@ -8,7 +8,7 @@ import { parseDateInput, parseZone, toWire } from '../domain/dates.js';
 import { plainText } from '../domain/html.js';
 import { fromUtcWire } from '../domain/eventTimes.js';
 import { listBounds, type DateParam } from '../domain/listWindow.js';
-import { CAPABILITY_TYPE } from '../domain/postRules.js';
+import { CAPABILITY_TYPE, eventAsFilter, protectedAccess } from '../domain/postRules.js';
 import { ApiError, invalidParams } from '../http/errors.js';
 import { pageUrl, queryString } from '../http/links.js';
 import { isTruthy } from '../http/params.js';
@@ -118,8 +118,11 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     return [...new Set([...ids, ...[...groups.values()].flatMap((g) => Object.values(g))])];
   };
 
-  /** The event-list filters of a request, resolved (ids, site-local bounds); invalid ones → 400 naming each. */
-  const eventFilters = (q: EventFilterParams, state: RequestState, s: PostService) => {
+  /**
+   * The event-list filters of a request, resolved (ids, site-local bounds); invalid ones → 400 naming each. The
+   * `password` (lists only) opens the protected records it matches to the filters too.
+   */
+  const eventFilters = (q: EventFilterParams, state: RequestState, s: PostService, password?: string) => {
     const problems: Record<string, string> = {};
     const seen = visibility(state, CAPABILITY_TYPE.event, q.status);
     if (!seen) problems.status = 'Invalid parameter.';
@@ -141,7 +144,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
       else if (q.geoloc_lat !== undefined || q.geoloc_lng !== undefined) geo = 'any';
     }
     const query: Omit<EventListQuery, 'limit' | 'offset'> = {
-      lang: state.lang, nowUtc: s.nowUtc, statuses: seen!.statuses, viewer: seen!.viewer, bounds,
+      lang: state.lang, nowUtc: s.nowUtc, statuses: seen!.statuses, viewer: seen!.viewer, access: protectedAccess(state.user, password), bounds,
       search: q.search !== undefined ? searchTerms(q.search) : undefined,
       categoryIds: categoryIds ?? undefined, tagIds: tagIds ?? undefined, venueIds: venueIds ?? undefined, organizerIds: organizerIds ?? undefined,
       featured: q.featured, ticketed: q.ticketed, parentId: q.post_parent, include: q.include, geo,
@@ -168,7 +171,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
       const page = q.page ?? 1;
       const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
       const s = new PostService(deps, state);
-      const { query, seen, bounds } = eventFilters(q, state, s);
+      const { query, seen, bounds } = eventFilters(q, state, s, q.password);
       const { ids, total } = deps.posts.listEvents({ ...query, limit: perPage, offset: (page - 1) * perPage });
       if (page > 1 && ids.length === 0) throw new ApiError(404, 'event-archive-page-not-found', 'The requested event archive page does not exist');
       const records = deps.posts.findMany('event', ids);
@@ -253,16 +256,18 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     const problems: Record<string, string> = {};
     const seen = visibility(state, CAPABILITY_TYPE[type], q.status);
     if (!seen) problems.status = 'Invalid parameter.';
-    if (q.event !== undefined && deps.posts.typeOf(q.event) !== 'event') problems.event = 'Invalid parameter.';
+    const s = new PostService(deps, state);
+    // an event the caller may not read is answered as an unknown one
+    const event = q.event === undefined ? null : eventAsFilter(deps.posts.findOfType('event', q.event), state.user, s.nowUtc, q.password);
+    if (q.event !== undefined && !event) problems.event = 'Invalid parameter.';
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
 
-    const s = new PostService(deps, state);
     const eventSeen = visibility(state, CAPABILITY_TYPE.event, undefined)!;
     const { ids, total } = deps.posts.listLinked({
       type, lang: state.lang, nowUtc: s.nowUtc, nowLocal: toWire(s.now.setZone(parseZone(deps.config.siteTimezone)!)),
-      statuses: seen!.statuses, viewer: seen!.viewer, eventViewer: eventSeen.viewer,
+      statuses: seen!.statuses, viewer: seen!.viewer, eventViewer: eventSeen.viewer, access: protectedAccess(state.user, q.password),
       words: q.search?.split(/[^\p{L}\p{N}-]+/u).filter(Boolean),
-      eventId: q.event,
+      event: event ?? undefined,
       hasEvents: q.has_events !== undefined ? isTruthy(q.has_events) : undefined,
       onlyWithUpcoming: q.only_with_upcoming !== undefined && isTruthy(q.only_with_upcoming),
       limit: perPage, offset: (page - 1) * perPage,
