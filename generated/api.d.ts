@@ -1372,7 +1372,7 @@ export interface components {
             } | unknown[];
             /** @description Almanac extension. The language of the record, set when it is created. */
             lang: components["schemas"]["Lang"];
-            /** @description Almanac extension. The ids of the events in this event's translation group, keyed by language, including this event (`{"en": 22, "de": 31}`). */
+            /** @description Almanac extension. The ids of the events in this event's translation group that the caller may read, keyed by language, including this event (`{"en": 22, "de": 31}`). */
             translations: components["schemas"]["Translations"];
             /** @description Almanac extension. Whether the event has tickets; the list's `ticketed` filter uses it. `null` when blanked. */
             ticketed: boolean | null;
@@ -1495,7 +1495,7 @@ export interface components {
             global_id_lineage: string[];
             /** @description Almanac extension. The language of the venue. */
             lang: components["schemas"]["Lang"];
-            /** @description Almanac extension. The ids of the venues in this venue's translation group, keyed by language, including this venue. */
+            /** @description Almanac extension. The ids of the venues in this venue's translation group that the caller may read, keyed by language, including this venue. */
             translations: components["schemas"]["Translations"];
         };
         /**
@@ -1580,7 +1580,7 @@ export interface components {
             global_id_lineage: string[];
             /** @description Almanac extension. The language of the organizer. */
             lang: components["schemas"]["Lang"];
-            /** @description Almanac extension. The ids of the organizers in this organizer's translation group, keyed by language, including this organizer. */
+            /** @description Almanac extension. The ids of the organizers in this organizer's translation group that the caller may read, keyed by language, including this organizer. */
             translations: components["schemas"]["Translations"];
         };
         /** @description Every field an event write accepts. None is required here: `EventCreate` requires `title`, `start_date` and `end_date`. On update only the fields sent change (partial update, a deliberate difference from the plugin, whose update resets omitted fields). An explicit empty value clears a field. */
@@ -1666,7 +1666,7 @@ export interface components {
             ticketed?: boolean;
             /** @description Almanac extension. Id of an existing event to set as this event's parent (a series or an imported sub-event); an unknown id → 400. `0` removes the parent. The `post_parent` list filter uses it. Default: none. */
             post_parent?: number;
-            /** @description Almanac extension, honoured on create. Id of an existing event whose translation group the new event joins; the new event's language is the request language and must not be taken in that group yet. It disables the reuse of existing venues and organizers by name for inline venue and organizer objects. */
+            /** @description Almanac extension, honoured on create. Id of an existing event whose translation group the new event joins; the new event's language is the request language and must not be taken in that group yet. It disables the reuse of existing venues and organizers by name for inline venue and organizer objects. The caller must be able to edit that event: one it may not read is answered as an unknown id (400 `rest_invalid_param`), one it may read but not edit 403 `rest_cannot_edit`. */
             translation_of?: number;
         };
         /**
@@ -1756,7 +1756,7 @@ export interface components {
             geo_lat?: number;
             /** @description Almanac extension. Longitude in decimal degrees; `0` clears it. */
             geo_lng?: number;
-            /** @description Almanac extension, honoured on create. Id of an existing venue whose translation group the new venue joins, in the request language. When it is sent, no existing venue is reused by name. */
+            /** @description Almanac extension, honoured on create. Id of an existing venue whose translation group the new venue joins, in the request language. When it is sent, no existing venue is reused by name. The caller must be able to edit that venue: one it may not read is answered as an unknown id (400 `rest_invalid_param`), one it may read but not edit 403 `rest_cannot_edit`. */
             translation_of?: number;
         };
         /**
@@ -1812,7 +1812,7 @@ export interface components {
             image?: number | string;
             /** @description Sets the organizer's password; `""` removes it. A protected organizer is still returned but blanked, unless the request's `password` parameter matches. Almanac extension. */
             password?: string;
-            /** @description Almanac extension, honoured on create. Id of an existing organizer whose translation group the new organizer joins, in the request language. When it is sent, no existing organizer is reused by name. */
+            /** @description Almanac extension, honoured on create. Id of an existing organizer whose translation group the new organizer joins, in the request language. When it is sent, no existing organizer is reused by name. The caller must be able to edit that organizer: one it may not read is answered as an unknown id (400 `rest_invalid_param`), one it may read but not edit 403 `rest_cannot_edit`. */
             translation_of?: number;
         };
         /**
@@ -1833,7 +1833,8 @@ export interface components {
          */
         Lang: "en" | "fr" | "de";
         /**
-         * @description The records of the same translation group, by language (the record itself included).
+         * @description The records of the same translation group that the caller may read, by language (the record itself
+         *     included): a draft or private translation appears only to whoever may read it.
          * @example {
          *       "en": 22,
          *       "fr": 31
@@ -3060,7 +3061,19 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description `rest_forbidden` (the user may not create events), `rest_cannot_edit_others` (`author` names another
+             *     user without the right to edit others' events), `rest_cannot_edit` (`translation_of`, or that of an
+             *     inline venue or organizer, names a record the user may read but not edit).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3806,7 +3819,19 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description `rest_forbidden` (the user may not create venues), `rest_cannot_edit_others` (`author` names another
+             *     user without the right to edit others' venues), `rest_cannot_edit` (`translation_of` names a
+             *     record the user may read but not edit).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -4499,7 +4524,19 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description `rest_forbidden` (the user may not create organizers), `rest_cannot_edit_others` (`author` names another
+             *     user without the right to edit others' organizers), `rest_cannot_edit` (`translation_of` names a
+             *     record the user may read but not edit).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
         };

@@ -305,3 +305,77 @@ describe('lists filtered by an event the caller may not read', () => {
     }
   });
 });
+
+describe('translation maps show only translations the caller may read', () => {
+  it('leaves out drafts and private translations of events, venues and organizers', async () => {
+    const when = { start_date: '2027-05-01 10:00', end_date: '2027-05-01 11:00' };
+    const cases: [string, Record<string, unknown>][] = [['events', { title: 'Mapped', ...when }], ['venues', { venue: 'Mapped hall' }], ['organizers', { organizer: 'Mapped host' }]];
+    for (const [route, body] of cases) {
+      const en = await create(`${NS}/${route}`, body);
+      const fr = await create(`/fr${NS}/${route}`, { ...body, status: 'draft', translation_of: en.id });
+      const de = await create(`/de${NS}/${route}`, { ...body, status: 'private', translation_of: en.id });
+      const mapFor = async (as?: Credentials) => (await s.raw('GET', `${NS}/${route}/${en.id}`, { as })).body.translations;
+      for (const as of [undefined, subscriber, otherAuthor]) expect([route, await mapFor(as)]).toEqual([route, { en: en.id }]);
+      expect([route, await mapFor(editor)]).toEqual([route, { en: en.id, fr: fr.id, de: de.id }]);
+      // in a list, and embedded in an event
+      if (route !== 'events') {
+        const listed = (await s.raw('GET', `${NS}/${route}?search=mapped`)).body[route] as Rec[];
+        expect(listed.find((r) => r.id === en.id)!.translations).toEqual({ en: en.id });
+      } else {
+        const listed = (await s.raw('GET', `${NS}/events?start_date=2027-05-01&end_date=2027-05-01`)).body.events as Rec[];
+        expect(listed.find((r) => r.id === en.id)!.translations).toEqual({ en: en.id });
+      }
+    }
+  });
+});
+
+describe('joining a translation group needs the right to edit the record joined', () => {
+  const bodies: Record<string, (name: string) => Record<string, unknown>> = {
+    events: (name) => ({ title: name, start_date: '2027-06-01 10:00', end_date: '2027-06-01 11:00' }),
+    venues: (name) => ({ venue: name }),
+    organizers: (name) => ({ organizer: name }),
+  };
+
+  it('answers a record the caller may not read like one that does not exist, and changes nothing', async () => {
+    for (const [route, body] of Object.entries(bodies)) {
+      const secret = await create(`${NS}/${route}`, { ...body(`Private ${route}`), status: 'private' });
+      const draft = await create(`${NS}/${route}`, { ...body(`Draft ${route}`), status: 'draft' }, otherAuthor);
+      const missing = await s.raw('POST', `/fr${NS}/${route}`, { as: contributor, json: { ...body(`Missing ${route}`), translation_of: 987654 } });
+      expect(missing.status).toBe(400);
+      for (const target of [secret.id, draft.id]) {
+        const before = s.db.prepare('SELECT COUNT(*) AS n FROM posts').get();
+        const r = await s.raw('POST', `/fr${NS}/${route}`, { as: contributor, json: { ...body(`Attached ${route}`), translation_of: target } });
+        expect([route, r.status, r.body.code, r.body.data?.params]).toEqual([route, 400, 'rest_invalid_param', { translation_of: missing.body.data.params.translation_of.replace('987654', String(target)) }]);
+        expect(s.db.prepare('SELECT COUNT(*) AS n FROM posts').get()).toEqual(before);
+        expect((await s.raw('GET', `${NS}/${route}/${target}`, { as: s.admin })).body.translations).toEqual({ en: target });
+      }
+      // inline, in an event write
+      if (route !== 'events') {
+        const key = route === 'venues' ? 'venue' : 'organizer';
+        const inline = route === 'venues' ? { venue: `Inline ${route}`, translation_of: secret.id } : [{ organizer: `Inline ${route}`, translation_of: secret.id }];
+        const r = await s.raw('POST', `/fr${NS}/events`, { as: contributor, json: { ...bodies.events!('Inline host'), [key]: inline } });
+        expect([route, r.status, r.body.code]).toEqual([route, 400, 'rest_invalid_param']);
+      }
+    }
+  });
+
+  it('refuses a record the caller may read but not edit with 403, and lets whoever may edit it join', async () => {
+    for (const [route, body] of Object.entries(bodies)) {
+      const published = await create(`${NS}/${route}`, body(`Published ${route}`));
+      for (const as of [contributor, otherAuthor]) {
+        const r = await s.raw('POST', `/fr${NS}/${route}`, { as, json: { ...body(`Refused ${route}`), translation_of: published.id } });
+        expect([route, as.login, r.status, r.body.code]).toEqual([route, as.login, 403, 'rest_cannot_edit']);
+      }
+      expect((await s.raw('GET', `${NS}/${route}/${published.id}`)).body.translations).toEqual({ en: published.id });
+
+      const own = await create(`${NS}/${route}`, body(`Own ${route}`), otherAuthor);
+      const joined = await create(`/fr${NS}/${route}`, { ...body(`Joined ${route}`), translation_of: own.id }, otherAuthor);
+      expect(joined.translations).toEqual({ en: own.id, fr: joined.id });
+      const draft = await create(`${NS}/${route}`, body(`Contributor draft ${route}`), contributor);
+      const its = await create(`/de${NS}/${route}`, { ...body(`Entwurf ${route}`), translation_of: draft.id }, contributor);
+      expect(its.translations).toEqual({ en: draft.id, de: its.id });
+      const byEditor = await create(`/de${NS}/${route}`, { ...body(`Redaktion ${route}`), translation_of: published.id }, editor);
+      expect(byEditor.translations).toEqual({ en: published.id, de: byEditor.id });
+    }
+  });
+});

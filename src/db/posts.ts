@@ -284,6 +284,10 @@ const LINKED_SEARCH_FIELDS: Record<'venue' | 'organizer', [column: string, field
 const SEARCHED_TITLE = `substr(p.search_text, 1, instr(p.search_text, char(31)) - 1)`;
 
 export type RecordOf<T extends PostType> = Extract<PostRecord, { type: T }>;
+
+/** A record of a translation group, with what `mayRead` needs. */
+export type TranslationMember = Pick<PostBase, 'id' | 'type' | 'lang' | 'authorId' | 'status' | 'statusBeforeTrash' | 'dateUtc'>;
+type TranslationRow = { translation_group: number; lang: string; id: number; author_id: number | null; status: string; status_before_trash: string | null; date_utc: string };
 /** A record about to be created: everything but the id and translation group. */
 export type NewRecord<T extends PostType> = Omit<RecordOf<T>, 'id' | 'translationGroup'> & { translationOf: number | null };
 
@@ -410,8 +414,9 @@ export class PostsRepository {
       addTerm: db.prepare('INSERT OR IGNORE INTO event_terms (event_id, term_id) VALUES (?, ?)'),
       unlinkVenue: db.prepare('UPDATE events SET venue_id = NULL WHERE venue_id = ?'),
       unlinkOrganizer: db.prepare('DELETE FROM event_organizers WHERE organizer_id = ?'),
-      translations: db.prepare<{ type: string; groups: string }, { translation_group: number; lang: string; id: number }>(
-        'SELECT translation_group, lang, id FROM posts WHERE type = @type AND translation_group IN (SELECT value FROM json_each(@groups)) ORDER BY id',
+      translations: db.prepare<{ type: string; groups: string }, TranslationRow>(
+        `SELECT translation_group, lang, id, author_id, status, status_before_trash, date_utc FROM posts
+         WHERE type = @type AND translation_group IN (SELECT value FROM json_each(@groups)) ORDER BY id`,
       ),
       sameName: db.prepare<{ type: string; lang: string; title: string }, { id: number }>(
         `SELECT id FROM posts WHERE type = @type AND lang = @lang AND status <> 'trash' AND title = @title COLLATE NOCASE ORDER BY id`,
@@ -476,11 +481,26 @@ export class PostsRepository {
   /** `{lang: id}` of each translation group asked for. */
   translations(type: PostType, groups: number[]): Map<number, Partial<Record<Lang, number>>> {
     const out = new Map<number, Partial<Record<Lang, number>>>();
+    for (const [group, members] of this.translationMembers(type, groups)) {
+      const entry: Partial<Record<Lang, number>> = {};
+      for (const member of members) entry[member.lang] = member.id;
+      out.set(group, entry);
+    }
+    return out;
+  }
+
+  /** The records of each translation group asked for, with what tells who may read them. */
+  translationMembers(type: PostType, groups: number[]): Map<number, TranslationMember[]> {
+    const out = new Map<number, TranslationMember[]>();
     if (groups.length === 0) return out;
     for (const r of this.stmts.translations.all({ type, groups: JSON.stringify([...new Set(groups)]) })) {
-      const entry = out.get(r.translation_group) ?? {};
-      entry[r.lang as Lang] = r.id;
-      out.set(r.translation_group, entry);
+      const member: TranslationMember = {
+        id: r.id, type, lang: r.lang as Lang, authorId: r.author_id ?? 0, status: r.status as PostStatus,
+        statusBeforeTrash: (r.status_before_trash as PostStatus | null) ?? null, dateUtc: r.date_utc,
+      };
+      const members = out.get(r.translation_group);
+      if (members) members.push(member);
+      else out.set(r.translation_group, [member]);
     }
     return out;
   }

@@ -236,8 +236,10 @@ export class PostView {
     return `${this.state.site}${this.state.linkPrefix}/${base.path}/${record.slug}/`;
   }
 
+  /** The record's translation group as the caller may read it; the record itself always (it is being shown). */
   private translationsOf(record: PostRecord, translations: Translations): Partial<Record<Lang, number>> {
-    return translations.get(record.type)?.get(record.translationGroup) ?? { [record.lang]: record.id };
+    const group = translations.get(record.type)?.get(record.translationGroup);
+    return group?.[record.lang] === record.id ? group : Object.assign({}, group, { [record.lang]: record.id });
   }
 
   private translations(records: PostRecord[]): Translations {
@@ -249,13 +251,20 @@ export class PostView {
     return out;
   }
 
-  /** `{lang: id}` of translation groups, each group read once per view (one query for those not read yet). */
+  /**
+   * `{lang: id}` of translation groups, each group read once per view (one query for those not read yet): only the
+   * records the caller may read, so a draft or private translation shows neither its id nor that it exists.
+   */
   private groupsOf(type: PostType, groups: number[]): Map<number, Partial<Record<Lang, number>>> {
     let known = this.groups.get(type);
     if (!known) this.groups.set(type, (known = { read: new Set(), langs: new Map() }));
     const missing = [...new Set(groups)].filter((g) => !known.read.has(g));
     if (missing.length > 0) {
-      for (const [group, langs] of this.repos.posts.translations(type, missing)) known.langs.set(group, langs);
+      for (const [group, members] of this.repos.posts.translationMembers(type, missing)) {
+        const langs: Partial<Record<Lang, number>> = {};
+        for (const member of members) if (mayRead(this.state.user, member, this.nowUtc)) langs[member.lang] = member.id;
+        known.langs.set(group, langs);
+      }
       for (const group of missing) known.read.add(group);
     }
     return known.langs;
