@@ -310,20 +310,30 @@ describe('translation maps show only translations the caller may read', () => {
   it('leaves out drafts and private translations of events, venues and organizers', async () => {
     const when = { start_date: '2027-05-01 10:00', end_date: '2027-05-01 11:00' };
     const cases: [string, Record<string, unknown>][] = [['events', { title: 'Mapped', ...when }], ['venues', { venue: 'Mapped hall' }], ['organizers', { organizer: 'Mapped host' }]];
+    const groups: Record<string, Record<'en' | 'fr' | 'de', Rec>> = {};
     for (const [route, body] of cases) {
       const en = await create(`${NS}/${route}`, body);
       const fr = await create(`/fr${NS}/${route}`, { ...body, status: 'draft', translation_of: en.id });
       const de = await create(`/de${NS}/${route}`, { ...body, status: 'private', translation_of: en.id });
+      groups[route] = { en, fr, de };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2100)); // sync pages list changes two seconds old
+    for (const [route] of cases) {
+      const { en, fr, de } = groups[route]!;
       const mapFor = async (as?: Credentials) => (await s.raw('GET', `${NS}/${route}/${en.id}`, { as })).body.translations;
       for (const as of [undefined, subscriber, otherAuthor]) expect([route, await mapFor(as)]).toEqual([route, { en: en.id }]);
       expect([route, await mapFor(editor)]).toEqual([route, { en: en.id, fr: fr.id, de: de.id }]);
-      // in a list, and embedded in an event
+      // in its list, a sync page and `_fields`
+      const list = route === 'events' ? `${NS}/events?start_date=2027-05-01&end_date=2027-05-01` : `${NS}/${route}?search=mapped`;
+      for (const path of [list, `${NS}/${route}?modified_after=1970-01-01&per_page=50`, `${list}&_fields=${route}.id,${route}.translations`]) {
+        const listed = (await s.raw('GET', path)).body[route] as Rec[];
+        expect([path, listed.find((r) => r.id === en.id)!.translations]).toEqual([path, { en: en.id }]);
+      }
+      // embedded in an event
       if (route !== 'events') {
-        const listed = (await s.raw('GET', `${NS}/${route}?search=mapped`)).body[route] as Rec[];
-        expect(listed.find((r) => r.id === en.id)!.translations).toEqual({ en: en.id });
-      } else {
-        const listed = (await s.raw('GET', `${NS}/events?start_date=2027-05-01&end_date=2027-05-01`)).body.events as Rec[];
-        expect(listed.find((r) => r.id === en.id)!.translations).toEqual({ en: en.id });
+        const host = await create(`${NS}/events`, { title: `Host of ${route}`, start_date: '2027-05-02 10:00', end_date: '2027-05-02 11:00', [route === 'venues' ? 'venue' : 'organizer']: en.id });
+        const embedded = (await s.raw('GET', `${NS}/events/${host.id}`)).body[route === 'venues' ? 'venue' : 'organizer'];
+        expect([route, (Array.isArray(embedded) ? embedded[0] : embedded).translations]).toEqual([route, { en: en.id }]);
       }
     }
   });
