@@ -288,6 +288,23 @@ describe('what the lists and sync show of a protected event', () => {
   });
 });
 
+describe('setting and removing a password', () => {
+  it('moves the event out of and back into what filters, search and term counts find', async () => {
+    const tag = await create(`${NS}/tags`, { name: 'toggled' });
+    const e = await create(`${NS}/events`, { title: 'Toggled', description: 'marmalade', start_date: '2027-07-01 10:00', end_date: '2027-07-01 11:00', tags: [tag.id] }, owner);
+    const seen = async () => [
+      (await s.raw('GET', `${NS}/events?start_date=2027-07-01&end_date=2027-07-01&search=marmalade`)).body.total,
+      (await s.raw('GET', `${NS}/events?start_date=2027-07-01&end_date=2027-07-01&tags=${tag.id}`)).body.total,
+      (await s.raw('GET', `${NS}/tags/${tag.id}`)).body.count,
+    ];
+    expect(await seen()).toEqual([1, 1, 1]);
+    for (const [password, expected] of [['now-locked', [0, 0, 0]], ['', [1, 1, 1]], ['locked-again', [0, 0, 0]]] as const) {
+      expect((await s.raw('PATCH', `${NS}/events/${e.id}`, { as: owner, json: { password } })).status).toBe(200);
+      expect([password, await seen()]).toEqual([password, expected]);
+    }
+  });
+});
+
 describe('lists filtered by an event the caller may not read', () => {
   it('answer as for an unknown event', async () => {
     const f = fixtures.en;
