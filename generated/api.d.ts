@@ -170,6 +170,13 @@ export interface paths {
          * @description Published events (plus what the caller may see) in a date window, ordered by start. By default the window runs
          *     from yesterday 00:00 to 24 months ahead 23:59:59 in the site timezone; any of `starts_before`, `starts_after`,
          *     `ends_before`, `ends_after` drops the default window. Events hidden from listings never appear.
+         *
+         *     Password-protected events are listed blanked, and nothing their entry blanks can select them: for a caller
+         *     who may not open one (who neither may edit it nor sends its `password`), `search` matches its title alone,
+         *     and `categories`, `tags`, `venue`, `organizer`, `featured`, `ticketed` and `geoloc` never select it. An
+         *     anonymous caller gets no protected event from `search` unless it sends that event's password, as in
+         *     WordPress. Venues are treated alike: `geoloc` uses the coordinates of a protected venue only for callers who
+         *     may open that venue.
          */
         get: operations["listEvents"];
         put?: never;
@@ -782,7 +789,7 @@ export interface components {
             description: string;
             /** @description Id of the parent category; `0` for top-level categories and always `0` for tags. */
             parent: number;
-            /** @description Number of *published* records that use the term. */
+            /** @description Number of *published* events without a password that use the term. */
             count: number;
             /**
              * @description WordPress sanitisation context of the term object. Always `raw`.
@@ -1386,7 +1393,7 @@ export interface components {
             } | unknown[];
             /** @description Almanac extension. The language of the record, set when it is created. */
             lang: components["schemas"]["Lang"];
-            /** @description Almanac extension. The ids of the events in this event's translation group, keyed by language, including this event (`{"en": 22, "de": 31}`). */
+            /** @description Almanac extension. The ids of the events in this event's translation group that the caller may read, keyed by language, including this event (`{"en": 22, "de": 31}`). */
             translations: components["schemas"]["Translations"];
             /** @description Almanac extension. Whether the event has tickets; the list's `ticketed` filter uses it. `null` when blanked. */
             ticketed: boolean | null;
@@ -1509,7 +1516,7 @@ export interface components {
             global_id_lineage: string[];
             /** @description Almanac extension. The language of the venue. */
             lang: components["schemas"]["Lang"];
-            /** @description Almanac extension. The ids of the venues in this venue's translation group, keyed by language, including this venue. */
+            /** @description Almanac extension. The ids of the venues in this venue's translation group that the caller may read, keyed by language, including this venue. */
             translations: components["schemas"]["Translations"];
         };
         /**
@@ -1594,7 +1601,7 @@ export interface components {
             global_id_lineage: string[];
             /** @description Almanac extension. The language of the organizer. */
             lang: components["schemas"]["Lang"];
-            /** @description Almanac extension. The ids of the organizers in this organizer's translation group, keyed by language, including this organizer. */
+            /** @description Almanac extension. The ids of the organizers in this organizer's translation group that the caller may read, keyed by language, including this organizer. */
             translations: components["schemas"]["Translations"];
         };
         /** @description Every field an event write accepts. None is required here: `EventCreate` requires `title`, `start_date` and `end_date`. On update only the fields sent change (partial update, a deliberate difference from the plugin, whose update resets omitted fields). An explicit empty value clears a field. */
@@ -1680,7 +1687,7 @@ export interface components {
             ticketed?: boolean;
             /** @description Almanac extension. Id of an existing event to set as this event's parent (a series or an imported sub-event); an unknown id → 400. `0` removes the parent. The `post_parent` list filter uses it. Default: none. */
             post_parent?: number;
-            /** @description Almanac extension, honoured on create. Id of an existing event whose translation group the new event joins; the new event's language is the request language and must not be taken in that group yet. It disables the reuse of existing venues and organizers by name for inline venue and organizer objects. */
+            /** @description Almanac extension, honoured on create. Id of an existing event whose translation group the new event joins; the new event's language is the request language and must not be taken in that group yet. It disables the reuse of existing venues and organizers by name for inline venue and organizer objects. The caller must be able to edit that event: one it may not read is answered as an unknown id (400 `rest_invalid_param`), one it may read but not edit 403 `rest_cannot_edit`. */
             translation_of?: number;
         };
         /**
@@ -1774,7 +1781,7 @@ export interface components {
             geo_lat?: number;
             /** @description Almanac extension. Longitude in decimal degrees; `0` clears it. */
             geo_lng?: number;
-            /** @description Almanac extension, honoured on create. Id of an existing venue whose translation group the new venue joins, in the request language. When it is sent, no existing venue is reused by name. */
+            /** @description Almanac extension, honoured on create. Id of an existing venue whose translation group the new venue joins, in the request language. When it is sent, no existing venue is reused by name. The caller must be able to edit that venue: one it may not read is answered as an unknown id (400 `rest_invalid_param`), one it may read but not edit 403 `rest_cannot_edit`. */
             translation_of?: number;
         };
         /**
@@ -1832,7 +1839,7 @@ export interface components {
             image?: number | string;
             /** @description Sets the organizer's password; `""` removes it. A protected organizer is still returned but blanked, unless the request's `password` parameter matches. Almanac extension. */
             password?: string;
-            /** @description Almanac extension, honoured on create. Id of an existing organizer whose translation group the new organizer joins, in the request language. When it is sent, no existing organizer is reused by name. */
+            /** @description Almanac extension, honoured on create. Id of an existing organizer whose translation group the new organizer joins, in the request language. When it is sent, no existing organizer is reused by name. The caller must be able to edit that organizer: one it may not read is answered as an unknown id (400 `rest_invalid_param`), one it may read but not edit 403 `rest_cannot_edit`. */
             translation_of?: number;
         };
         /**
@@ -1857,7 +1864,8 @@ export interface components {
         /** @description A flag the plugin reads as truthy: JSON `true`, the number `1`, or a string, of which `true`, `1`, `yes`, `y`, `on`, `enable` and `enabled` (any case) mean true. JSON `false`, `0` and any other string mean false. */
         Truthy: boolean | string;
         /**
-         * @description The records of the same translation group, by language (the record itself included).
+         * @description The records of the same translation group that the caller may read, by language (the record itself
+         *     included): a draft or private translation appears only to whoever may read it.
          * @example {
          *       "en": 22,
          *       "fr": 31
@@ -1964,7 +1972,7 @@ export interface components {
         Category: {
             /** @description Term id (categories and tags share one id space). */
             id: number;
-            /** @description Number of published events in this category. */
+            /** @description Number of published events without a password in this category. */
             count: number;
             /** @description The description as stored. */
             description: string;
@@ -2011,7 +2019,7 @@ export interface components {
         Tag: {
             /** @description Term id (categories and tags share one id space). */
             id: number;
-            /** @description Number of published events with this tag. */
+            /** @description Number of published events without a password with this tag. */
             count: number;
             description: string;
             /** @description The name, HTML-escaped as WordPress stores it (`&` → `&amp;`). */
@@ -2471,7 +2479,10 @@ export interface components {
         OrganizerSlug: string;
         /** @description The record's password; unlocks a password-protected record. */
         Password: string;
-        /** @description A password compared with every password-protected record of the page; the ones it matches are not blanked. */
+        /**
+         * @description A password compared with every password-protected record: the ones it matches are not blanked, and filters
+         *     and `search` may select them by what they protect (as they may for whoever can edit them).
+         */
         ListPassword: string;
         /**
          * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
@@ -2520,24 +2531,30 @@ export interface components {
         /**
          * @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word`
          *     excludes. At most 10 words and phrases, exclusions included (more → 400 `rest_invalid_param` naming the limit).
+         *     A password-protected event that the caller may not open (it neither may edit it nor sends its `password`) is
+         *     matched on its title alone, and anonymous callers get none.
          */
         EventSearch: string;
-        /** @description Events in any of these categories (ids or slugs); child categories match too; at most 100. */
+        /** @description Events in any of these categories (ids or slugs); child categories match too; at most 100. A password-protected event is selected only for a caller who may open it (see `password`). */
         CategoriesFilter: components["schemas"]["IdOrSlug"][];
-        /** @description Events with any of these tags (ids or slugs); at most 100. The plugin documents the same but applies only the first tag given; Almanac applies them all. */
+        /** @description Events with any of these tags (ids or slugs); at most 100. The plugin documents the same but applies only the first tag given; Almanac applies them all. A password-protected event is selected only for a caller who may open it (see `password`). */
         TagsFilter: components["schemas"]["IdOrSlug"][];
-        /** @description Events at any of these venues (ids); at most 100. */
+        /** @description Events at any of these venues (ids); at most 100. A password-protected event is selected only for a caller who may open it (see `password`). */
         VenueFilter: components["schemas"]["PositiveId"][];
-        /** @description Events run by any of these organizers (ids); at most 100. Combined with `venue` by AND. */
+        /** @description Events run by any of these organizers (ids); at most 100. Combined with `venue` by AND. A password-protected event is selected only for a caller who may open it (see `password`). */
         OrganizerFilter: components["schemas"]["PositiveId"][];
-        /** @description `true`: only featured events; `false`: only events that are not featured. */
+        /** @description `true`: only featured events; `false`: only events that are not featured. A password-protected event is selected only for a caller who may open it (see `password`). */
         Featured: boolean;
         /**
          * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
          *     records of this type may ask for any, `any` meaning every status but `trash`.
          */
         PostStatusFilter: ("publish" | "future" | "draft" | "pending" | "private" | "trash" | "any")[];
-        /** @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that point). */
+        /**
+         * @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that
+         *     point). A password-protected event, or the coordinates of a password-protected venue, count only for a caller
+         *     who may open that record (see `password`).
+         */
         Geoloc: boolean;
         /** @description Latitude of the point for `geoloc`; must come with `geoloc_lng`. */
         GeolocLat: number;
@@ -2547,18 +2564,30 @@ export interface components {
         Include: components["schemas"]["PositiveId"][];
         /** @description Only events whose parent is this event. */
         PostParent: components["schemas"]["PositiveId"];
-        /** @description `true`: only events marked as ticketed; `false`: only events that are not. */
+        /** @description `true`: only events marked as ticketed; `false`: only events that are not. A password-protected event is selected only for a caller who may open it (see `password`). */
         Ticketed: boolean;
         /**
          * @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. At
-         *     most 10 words (more → 400 `rest_invalid_param` naming the limit).
+         *     most 10 words (more → 400 `rest_invalid_param` naming the limit). A password-protected record that the caller
+         *     may not open (it neither may edit it nor sends its `password`) is matched on its name alone, and anonymous
+         *     callers get none.
          */
         LinkedSearch: string;
-        /** @description Only records linked to this event. */
+        /**
+         * @description Only records linked to this event. An event the caller may not read is answered as an unknown one (400). A
+         *     password-protected event's venue and organizers are shown only to a caller who may open it (who may edit it
+         *     or sends its `password`); to others the list is empty.
+         */
         EventOfLinked: components["schemas"]["PositiveId"];
-        /** @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked to none. */
+        /**
+         * @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked
+         *     to none. A password-protected event counts only for a caller who may open it (see `password`).
+         */
         HasEvents: components["schemas"]["Truthy"];
-        /** @description Truthy → only records linked to upcoming events the caller may see. */
+        /**
+         * @description Truthy → only records linked to upcoming events the caller may see; a password-protected event counts only for
+         *     a caller who may open it (see `password`).
+         */
         OnlyWithUpcoming: components["schemas"]["Truthy"];
         /** @description Terms whose name or slug contains this string (any case). */
         TermSearch: string;
@@ -2570,11 +2599,14 @@ export interface components {
         TermOrder: string;
         /** @description `name` (default), `id`, `slug`, `count`, `description`, `term_group`, `include` (the order of `include`) or `none`; other values mean `name`. */
         TermOrderBy: string;
-        /** @description Leave out terms no published event uses. */
+        /** @description Leave out terms that no published event without a password uses (their `count` is 0). */
         HideEmpty: boolean;
         /** @description Only direct children of this category (`0`: top-level categories). */
         TermParent: number;
-        /** @description Only terms assigned to this event. */
+        /**
+         * @description Only terms assigned to this event. An event the caller may not read is answered as an unknown one (400); the
+         *     terms of a password-protected event are listed only to callers who may edit it (to others, none).
+         */
         TermPost: components["schemas"]["PositiveId"];
         /** @description Alias of `post`; wins when both are sent. */
         TermEvent: components["schemas"]["PositiveId"];
@@ -2934,24 +2966,30 @@ export interface operations {
                 /**
                  * @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word`
                  *     excludes. At most 10 words and phrases, exclusions included (more → 400 `rest_invalid_param` naming the limit).
+                 *     A password-protected event that the caller may not open (it neither may edit it nor sends its `password`) is
+                 *     matched on its title alone, and anonymous callers get none.
                  */
                 search?: components["parameters"]["EventSearch"];
-                /** @description Events in any of these categories (ids or slugs); child categories match too; at most 100. */
+                /** @description Events in any of these categories (ids or slugs); child categories match too; at most 100. A password-protected event is selected only for a caller who may open it (see `password`). */
                 categories?: components["parameters"]["CategoriesFilter"];
-                /** @description Events with any of these tags (ids or slugs); at most 100. The plugin documents the same but applies only the first tag given; Almanac applies them all. */
+                /** @description Events with any of these tags (ids or slugs); at most 100. The plugin documents the same but applies only the first tag given; Almanac applies them all. A password-protected event is selected only for a caller who may open it (see `password`). */
                 tags?: components["parameters"]["TagsFilter"];
-                /** @description Events at any of these venues (ids); at most 100. */
+                /** @description Events at any of these venues (ids); at most 100. A password-protected event is selected only for a caller who may open it (see `password`). */
                 venue?: components["parameters"]["VenueFilter"];
-                /** @description Events run by any of these organizers (ids); at most 100. Combined with `venue` by AND. */
+                /** @description Events run by any of these organizers (ids); at most 100. Combined with `venue` by AND. A password-protected event is selected only for a caller who may open it (see `password`). */
                 organizer?: components["parameters"]["OrganizerFilter"];
-                /** @description `true`: only featured events; `false`: only events that are not featured. */
+                /** @description `true`: only featured events; `false`: only events that are not featured. A password-protected event is selected only for a caller who may open it (see `password`). */
                 featured?: components["parameters"]["Featured"];
                 /**
                  * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
                  *     records of this type may ask for any, `any` meaning every status but `trash`.
                  */
                 status?: components["parameters"]["PostStatusFilter"];
-                /** @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that point). */
+                /**
+                 * @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that
+                 *     point). A password-protected event, or the coordinates of a password-protected venue, count only for a caller
+                 *     who may open that record (see `password`).
+                 */
                 geoloc?: components["parameters"]["Geoloc"];
                 /** @description Latitude of the point for `geoloc`; must come with `geoloc_lng`. */
                 geoloc_lat?: components["parameters"]["GeolocLat"];
@@ -2961,9 +2999,12 @@ export interface operations {
                 include?: components["parameters"]["Include"];
                 /** @description Only events whose parent is this event. */
                 post_parent?: components["parameters"]["PostParent"];
-                /** @description `true`: only events marked as ticketed; `false`: only events that are not. */
+                /** @description `true`: only events marked as ticketed; `false`: only events that are not. A password-protected event is selected only for a caller who may open it (see `password`). */
                 ticketed?: components["parameters"]["Ticketed"];
-                /** @description A password compared with every password-protected record of the page; the ones it matches are not blanked. */
+                /**
+                 * @description A password compared with every password-protected record: the ones it matches are not blanked, and filters
+                 *     and `search` may select them by what they protect (as they may for whoever can edit them).
+                 */
                 password?: components["parameters"]["ListPassword"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
@@ -3077,7 +3118,19 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description `rest_forbidden` (the user may not create events), `rest_cannot_edit_others` (`author` names another
+             *     user without the right to edit others' events), `rest_cannot_edit` (`translation_of`, or that of an
+             *     inline venue or organizer, names a record the user may read but not edit).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3761,21 +3814,36 @@ export interface operations {
                 per_page?: components["parameters"]["PerPage"];
                 /**
                  * @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. At
-                 *     most 10 words (more → 400 `rest_invalid_param` naming the limit).
+                 *     most 10 words (more → 400 `rest_invalid_param` naming the limit). A password-protected record that the caller
+                 *     may not open (it neither may edit it nor sends its `password`) is matched on its name alone, and anonymous
+                 *     callers get none.
                  */
                 search?: components["parameters"]["LinkedSearch"];
-                /** @description Only records linked to this event. */
+                /**
+                 * @description Only records linked to this event. An event the caller may not read is answered as an unknown one (400). A
+                 *     password-protected event's venue and organizers are shown only to a caller who may open it (who may edit it
+                 *     or sends its `password`); to others the list is empty.
+                 */
                 event?: components["parameters"]["EventOfLinked"];
-                /** @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked to none. */
+                /**
+                 * @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked
+                 *     to none. A password-protected event counts only for a caller who may open it (see `password`).
+                 */
                 has_events?: components["parameters"]["HasEvents"];
-                /** @description Truthy → only records linked to upcoming events the caller may see. */
+                /**
+                 * @description Truthy → only records linked to upcoming events the caller may see; a password-protected event counts only for
+                 *     a caller who may open it (see `password`).
+                 */
                 only_with_upcoming?: components["parameters"]["OnlyWithUpcoming"];
                 /**
                  * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
                  *     records of this type may ask for any, `any` meaning every status but `trash`.
                  */
                 status?: components["parameters"]["PostStatusFilter"];
-                /** @description A password compared with every password-protected record of the page; the ones it matches are not blanked. */
+                /**
+                 * @description A password compared with every password-protected record: the ones it matches are not blanked, and filters
+                 *     and `search` may select them by what they protect (as they may for whoever can edit them).
+                 */
                 password?: components["parameters"]["ListPassword"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
@@ -3889,7 +3957,19 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description `rest_forbidden` (the user may not create venues), `rest_cannot_edit_others` (`author` names another
+             *     user without the right to edit others' venues), `rest_cannot_edit` (`translation_of` names a
+             *     record the user may read but not edit).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -4520,21 +4600,36 @@ export interface operations {
                 per_page?: components["parameters"]["PerPage"];
                 /**
                  * @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. At
-                 *     most 10 words (more → 400 `rest_invalid_param` naming the limit).
+                 *     most 10 words (more → 400 `rest_invalid_param` naming the limit). A password-protected record that the caller
+                 *     may not open (it neither may edit it nor sends its `password`) is matched on its name alone, and anonymous
+                 *     callers get none.
                  */
                 search?: components["parameters"]["LinkedSearch"];
-                /** @description Only records linked to this event. */
+                /**
+                 * @description Only records linked to this event. An event the caller may not read is answered as an unknown one (400). A
+                 *     password-protected event's venue and organizers are shown only to a caller who may open it (who may edit it
+                 *     or sends its `password`); to others the list is empty.
+                 */
                 event?: components["parameters"]["EventOfLinked"];
-                /** @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked to none. */
+                /**
+                 * @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked
+                 *     to none. A password-protected event counts only for a caller who may open it (see `password`).
+                 */
                 has_events?: components["parameters"]["HasEvents"];
-                /** @description Truthy → only records linked to upcoming events the caller may see. */
+                /**
+                 * @description Truthy → only records linked to upcoming events the caller may see; a password-protected event counts only for
+                 *     a caller who may open it (see `password`).
+                 */
                 only_with_upcoming?: components["parameters"]["OnlyWithUpcoming"];
                 /**
                  * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
                  *     records of this type may ask for any, `any` meaning every status but `trash`.
                  */
                 status?: components["parameters"]["PostStatusFilter"];
-                /** @description A password compared with every password-protected record of the page; the ones it matches are not blanked. */
+                /**
+                 * @description A password compared with every password-protected record: the ones it matches are not blanked, and filters
+                 *     and `search` may select them by what they protect (as they may for whoever can edit them).
+                 */
                 password?: components["parameters"]["ListPassword"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
@@ -4648,7 +4743,19 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description `rest_forbidden` (the user may not create organizers), `rest_cannot_edit_others` (`author` names another
+             *     user without the right to edit others' organizers), `rest_cannot_edit` (`translation_of` names a
+             *     record the user may read but not edit).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -5287,11 +5394,14 @@ export interface operations {
                 order?: components["parameters"]["TermOrder"];
                 /** @description `name` (default), `id`, `slug`, `count`, `description`, `term_group`, `include` (the order of `include`) or `none`; other values mean `name`. */
                 orderby?: components["parameters"]["TermOrderBy"];
-                /** @description Leave out terms no published event uses. */
+                /** @description Leave out terms that no published event without a password uses (their `count` is 0). */
                 hide_empty?: components["parameters"]["HideEmpty"];
                 /** @description Only direct children of this category (`0`: top-level categories). */
                 parent?: components["parameters"]["TermParent"];
-                /** @description Only terms assigned to this event. */
+                /**
+                 * @description Only terms assigned to this event. An event the caller may not read is answered as an unknown one (400); the
+                 *     terms of a password-protected event are listed only to callers who may edit it (to others, none).
+                 */
                 post?: components["parameters"]["TermPost"];
                 /** @description Alias of `post`; wins when both are sent. */
                 event?: components["parameters"]["TermEvent"];
@@ -5693,9 +5803,12 @@ export interface operations {
                 order?: components["parameters"]["TermOrder"];
                 /** @description `name` (default), `id`, `slug`, `count`, `description`, `term_group`, `include` (the order of `include`) or `none`; other values mean `name`. */
                 orderby?: components["parameters"]["TermOrderBy"];
-                /** @description Leave out terms no published event uses. */
+                /** @description Leave out terms that no published event without a password uses (their `count` is 0). */
                 hide_empty?: components["parameters"]["HideEmpty"];
-                /** @description Only terms assigned to this event. */
+                /**
+                 * @description Only terms assigned to this event. An event the caller may not read is answered as an unknown one (400); the
+                 *     terms of a password-protected event are listed only to callers who may edit it (to others, none).
+                 */
                 post?: components["parameters"]["TermPost"];
                 /** @description Alias of `post`; wins when both are sent. */
                 event?: components["parameters"]["TermEvent"];
@@ -6098,24 +6211,30 @@ export interface operations {
                 /**
                  * @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word`
                  *     excludes. At most 10 words and phrases, exclusions included (more → 400 `rest_invalid_param` naming the limit).
+                 *     A password-protected event that the caller may not open (it neither may edit it nor sends its `password`) is
+                 *     matched on its title alone, and anonymous callers get none.
                  */
                 search?: components["parameters"]["EventSearch"];
-                /** @description Events in any of these categories (ids or slugs); child categories match too; at most 100. */
+                /** @description Events in any of these categories (ids or slugs); child categories match too; at most 100. A password-protected event is selected only for a caller who may open it (see `password`). */
                 categories?: components["parameters"]["CategoriesFilter"];
-                /** @description Events with any of these tags (ids or slugs); at most 100. The plugin documents the same but applies only the first tag given; Almanac applies them all. */
+                /** @description Events with any of these tags (ids or slugs); at most 100. The plugin documents the same but applies only the first tag given; Almanac applies them all. A password-protected event is selected only for a caller who may open it (see `password`). */
                 tags?: components["parameters"]["TagsFilter"];
-                /** @description Events at any of these venues (ids); at most 100. */
+                /** @description Events at any of these venues (ids); at most 100. A password-protected event is selected only for a caller who may open it (see `password`). */
                 venue?: components["parameters"]["VenueFilter"];
-                /** @description Events run by any of these organizers (ids); at most 100. Combined with `venue` by AND. */
+                /** @description Events run by any of these organizers (ids); at most 100. Combined with `venue` by AND. A password-protected event is selected only for a caller who may open it (see `password`). */
                 organizer?: components["parameters"]["OrganizerFilter"];
-                /** @description `true`: only featured events; `false`: only events that are not featured. */
+                /** @description `true`: only featured events; `false`: only events that are not featured. A password-protected event is selected only for a caller who may open it (see `password`). */
                 featured?: components["parameters"]["Featured"];
                 /**
                  * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
                  *     records of this type may ask for any, `any` meaning every status but `trash`.
                  */
                 status?: components["parameters"]["PostStatusFilter"];
-                /** @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that point). */
+                /**
+                 * @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that
+                 *     point). A password-protected event, or the coordinates of a password-protected venue, count only for a caller
+                 *     who may open that record (see `password`).
+                 */
                 geoloc?: components["parameters"]["Geoloc"];
                 /** @description Latitude of the point for `geoloc`; must come with `geoloc_lng`. */
                 geoloc_lat?: components["parameters"]["GeolocLat"];
@@ -6125,7 +6244,7 @@ export interface operations {
                 include?: components["parameters"]["Include"];
                 /** @description Only events whose parent is this event. */
                 post_parent?: components["parameters"]["PostParent"];
-                /** @description `true`: only events marked as ticketed; `false`: only events that are not. */
+                /** @description `true`: only events marked as ticketed; `false`: only events that are not. A password-protected event is selected only for a caller who may open it (see `password`). */
                 ticketed?: components["parameters"]["Ticketed"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];

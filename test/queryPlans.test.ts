@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../src/db/connection.js';
 import { migrate } from '../src/db/migrate.js';
 import { PostsRepository, type EventListQuery, type LinkedListQuery } from '../src/db/posts.js';
+import { protectedAccess } from '../src/domain/postRules.js';
 import { seed } from '../src/db/seed.js';
 import { TermsRepository } from '../src/db/terms.js';
 import { UsersRepository } from '../src/db/users.js';
@@ -36,8 +37,11 @@ const window = [
   { column: 'start' as const, op: '>=' as const, value: '2026-11-22 00:00:00' },
   { column: 'end' as const, op: '<=' as const, value: '2028-11-23 23:59:59' },
 ];
+const anonymous = protectedAccess(null, undefined);
+/** A subscriber who sends a password: protected events it may not edit are opened by their password only. */
+const subscriberWithPassword = protectedAccess({ id: 2, login: 'reader', role: 'subscriber' }, 'secret');
 const query = (extra: Partial<EventListQuery> = {}): EventListQuery => ({
-  lang: 'en', nowUtc: '2026-11-23 00:00:00', statuses: ['publish'], viewer: { kind: 'public' }, bounds: window, limit: 10, offset: 0, ...extra,
+  lang: 'en', nowUtc: '2026-11-23 00:00:00', statuses: ['publish'], viewer: { kind: 'public' }, access: anonymous, bounds: window, limit: 10, offset: 0, ...extra,
 });
 
 /** A plan line that reads a whole table (or a whole index) of events. */
@@ -47,10 +51,14 @@ describe('event list query plans', () => {
   const shapes: [string, () => Partial<EventListQuery>][] = [
     ['the default list', () => ({})],
     ['a category filter', () => ({ categoryIds: terms.withDescendants([terms.findBySlugOrName('category', 'en', 'music')!]) })],
-    ['a venue filter', () => ({ venueIds: [posts.listLinked({ type: 'venue', lang: 'en', nowUtc: '', nowLocal: '', statuses: ['publish'], viewer: { kind: 'public' }, eventViewer: { kind: 'public' }, limit: 1, offset: 0 }).ids[0]!] })],
+    ['a venue filter', () => ({ venueIds: [firstVenue()] })],
+    ['a venue filter with a password', () => ({ venueIds: [firstVenue()], access: subscriberWithPassword })],
     ['a date window', () => ({ bounds: [{ column: 'start', op: '>=', value: '2027-01-01 00:00:00' }, { column: 'end', op: '<=', value: '2027-01-31 23:59:59' }] })],
     ['an editor with every status', () => ({ statuses: ['publish', 'future', 'draft', 'pending', 'private'], viewer: { kind: 'user', userId: 1, seeOthers: true } })],
     ['a search', () => ({ search: { include: ['zephyrine'], exclude: [] } })],
+    ['a search by a subscriber with a password', () => ({ search: { include: ['zephyrine'], exclude: ['storm'] }, access: subscriberWithPassword })],
+    ['a category filter with a password', () => ({ categoryIds: terms.withDescendants([terms.findBySlugOrName('category', 'en', 'music')!]), access: subscriberWithPassword })],
+    ['events near a point', () => ({ geo: { lat: 52.5, lng: 13.4, radiusKm: 40 }, access: subscriberWithPassword })],
   ];
   it.each(shapes)('%s reads an index range, never every event', (_name, extra) => {
     const plan = posts.explainEventList(query(extra()));
@@ -66,14 +74,19 @@ describe('event list query plans', () => {
   });
 });
 
+const linked = (extra: Partial<LinkedListQuery>): LinkedListQuery => ({
+  type: 'venue', lang: 'en', nowUtc: '2026-11-23 00:00:00', nowLocal: '2026-11-23 00:00:00', statuses: ['publish'],
+  viewer: { kind: 'public' }, eventViewer: { kind: 'public' }, access: anonymous, limit: 10, offset: 0, ...extra,
+});
+const firstVenue = () => posts.listLinked(linked({ limit: 1 })).ids[0]!;
+
 describe('venue and organizer list query plans', () => {
-  const linked = (extra: Partial<LinkedListQuery>): LinkedListQuery => ({
-    type: 'venue', lang: 'en', nowUtc: '2026-11-23 00:00:00', nowLocal: '2026-11-23 00:00:00', statuses: ['publish'],
-    viewer: { kind: 'public' }, eventViewer: { kind: 'public' }, limit: 10, offset: 0, ...extra,
-  });
   it.each([
     ['venues with upcoming events', linked({ onlyWithUpcoming: true })],
+    ['venues with upcoming events, for a subscriber with a password', linked({ onlyWithUpcoming: true, access: subscriberWithPassword })],
     ['organizers with events', linked({ type: 'organizer', hasEvents: true })],
+    ['organizers with events, for a subscriber with a password', linked({ type: 'organizer', hasEvents: true, access: subscriberWithPassword })],
+    ['a venue search by a subscriber with a password', linked({ words: ['berlin'], access: subscriberWithPassword })],
   ] as const)('%s read a range of their own type and never scan every event', (_name, q) => {
     const plan = posts.explainLinkedList(q);
     expect(plan.filter(fullScanOfEvents)).toEqual([]);

@@ -313,7 +313,7 @@ function checkFile(dbPath: string): Record<string, unknown> {
       venuePostsWithoutVenue: count(`SELECT COUNT(*) AS n FROM posts p LEFT JOIN venues v ON v.post_id = p.id WHERE p.type = 'venue' AND v.post_id IS NULL`),
       organizerPostsWithoutOrganizer: count(`SELECT COUNT(*) AS n FROM posts p LEFT JOIN organizers o ON o.post_id = p.id WHERE p.type = 'organizer' AND o.post_id IS NULL`),
       eventCopiesOutOfStep: count(`SELECT COUNT(*) AS n FROM events e JOIN posts p ON p.id = e.post_id
-        WHERE e.status <> p.status OR e.lang <> p.lang OR e.date_utc <> p.date_utc OR e.author_id IS NOT p.author_id`),
+        WHERE e.status <> p.status OR e.lang <> p.lang OR e.date_utc <> p.date_utc OR e.author_id IS NOT p.author_id OR e.protected <> (p.password <> '')`),
       organizerLinksBroken: count(`SELECT COUNT(*) AS n FROM event_organizers eo
         LEFT JOIN posts pe ON pe.id = eo.event_id AND pe.type = 'event'
         LEFT JOIN posts po ON po.id = eo.organizer_id AND po.type = 'organizer'
@@ -325,7 +325,7 @@ function checkFile(dbPath: string): Record<string, unknown> {
       venueLinksBroken: count(`SELECT COUNT(*) AS n FROM events e LEFT JOIN posts v ON v.id = e.venue_id AND v.type = 'venue'
         WHERE e.venue_id IS NOT NULL AND v.id IS NULL`),
       termCountsWrong: db.prepare(`SELECT t.id, t.name, t.event_count AS stored, (SELECT COUNT(*) FROM event_terms et JOIN events e ON e.post_id = et.event_id
-          WHERE et.term_id = t.id AND e.status IN ('publish', 'future')) AS real FROM terms t`).all().filter((r: any) => r.stored !== r.real),
+          WHERE et.term_id = t.id AND e.status IN ('publish', 'future') AND e.protected = 0) AS real FROM terms t`).all().filter((r: any) => r.stored !== r.real),
     };
   } finally {
     db.close();

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { protectedAccess } from '../src/domain/postRules.js';
 import { foldForSearch } from '../src/domain/text.js';
 import { NS, TestServer } from './helpers/server.js';
 
@@ -77,7 +78,7 @@ describe('search through the trigram index', () => {
 
   it('uses the index only for words of three characters or more', () => {
     const plan = (include: string[]) => s.repos.posts.explainEventList({
-      lang: 'en', nowUtc: '2032-01-01 00:00:00', statuses: ['publish'], viewer: { kind: 'public' },
+      lang: 'en', nowUtc: '2032-01-01 00:00:00', statuses: ['publish'], viewer: { kind: 'public' }, access: protectedAccess(null, undefined),
       bounds: [{ column: 'start', op: '>=', value: '2032-03-01 00:00:00' }], search: { include, exclude: [] }, limit: 10, offset: 0,
     }).join('\n');
     expect(plan(['jazz'])).toMatch(/posts_search/);

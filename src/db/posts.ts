@@ -1,4 +1,5 @@
 import type { Lang } from '../http/state.js';
+import { hidesWhenProtected } from '../domain/postRules.js';
 import { collationKey, foldForSearch, slugForQuery } from '../domain/text.js';
 import type { Db } from './connection.js';
 import { groupCommit } from './groupCommit.js';
@@ -85,6 +86,30 @@ export type PostRecord = EventRecord | VenueRecord | OrganizerRecord;
 /** Who is asking, for list visibility: anonymous (published only), or a user who sees their own records too. */
 export type ListViewer = { kind: 'public' } | { kind: 'user'; userId: number; seeOthers: boolean };
 
+/** The capabilities behind editing or deleting records of one type (postRules.changeRights). */
+export interface ChangeRights {
+  userId: number;
+  /** Published and scheduled records too. */
+  published: boolean;
+  /** Other users' records too. */
+  others: boolean;
+  /** Other users' private records too. */
+  othersPrivate: boolean;
+}
+
+/**
+ * Whose password-protected records a list may match on what they protect (postRules.mayOpen, built by
+ * postRules.protectedAccess): those the caller may edit, and those whose password the request carries.
+ */
+export interface ProtectedAccess {
+  /** Anonymous callers get no protected record from a search unless they send its password (WordPress core). */
+  anonymous: boolean;
+  /** What the caller may edit, by type (null: nothing). */
+  edits: Record<PostType, ChangeRights | null>;
+  /** The request's `password`. */
+  password: string | undefined;
+}
+
 /** Filters of GET /events, already resolved to ids and site-local bounds. */
 export interface EventListQuery {
   lang: Lang;
@@ -92,6 +117,7 @@ export interface EventListQuery {
   /** Effective statuses asked for (`publish` includes scheduled records whose date has come). */
   statuses: PostStatus[];
   viewer: ListViewer;
+  access: ProtectedAccess;
   bounds: { column: 'start' | 'end'; op: '>=' | '<=' | '<' | '>'; value: string }[];
   search?: { include: string[]; exclude: string[] };
   categoryIds?: number[];
@@ -120,8 +146,10 @@ export interface LinkedListQuery {
   viewer: ListViewer;
   /** Events the viewer may see, for `only_with_upcoming`. */
   eventViewer: ListViewer;
+  access: ProtectedAccess;
   words?: string[];
-  eventId?: number;
+  /** Only records linked to this event; none when its links are hidden from the caller (see eventAsFilter). */
+  event?: { id: number; linksHidden: boolean };
   hasEvents?: boolean;
   onlyWithUpcoming?: boolean;
   limit: number;
@@ -200,7 +228,72 @@ function viewerSql(alias: string, viewer: ListViewer, params: Record<string, unk
   params[`${prefix}me`] = viewer.userId;
   return `(${published} OR ${alias}.author_id = @${prefix}me)`;
 }
+/** SQL: the caller may change the post (alias): `mayChange` over rows, '1' for every row, '0' for none. */
+function changeableSql(alias: string, rights: ChangeRights | null, params: Record<string, unknown>): string {
+  if (!rights) return '0';
+  const status = `(CASE ${alias}.status WHEN 'trash' THEN COALESCE(${alias}.status_before_trash, 'draft') ELSE ${alias}.status END)`;
+  const own = `${alias}.author_id = @changer`;
+  const conditions: string[] = [];
+  if (!rights.published) conditions.push(`${status} NOT IN ('publish', 'future')`);
+  if (!rights.others) conditions.push(own);
+  else if (!rights.othersPrivate) conditions.push(`(${own} OR ${status} <> 'private')`);
+  if (conditions.some((c) => c.includes('@changer'))) params.changer = rights.userId;
+  return conditions.length ? `(${conditions.join(' AND ')})` : '1';
+}
+
+/** SQL conditions that each open a protected post (alias) of a type to the caller; null when it may open every one. */
+function openingSql(alias: string, type: PostType, access: ProtectedAccess, params: Record<string, unknown>): string[] | null {
+  const changeable = changeableSql(alias, access.edits[type], params);
+  if (changeable === '1') return null;
+  const ways = changeable === '0' ? [] : [changeable];
+  if (access.password !== undefined) {
+    params.opener = access.password;
+    ways.push(`almanac_unlocks(${alias}.password, @opener)`); // constant-time, as on reads by id
+  }
+  return ways;
+}
+
+/** SQL: the post (alias) has no password or the caller may open it (postRules.mayOpen); null when every post is open to it. */
+function openSql(alias: string, type: PostType, access: ProtectedAccess, params: Record<string, unknown>): string | null {
+  const ways = openingSql(alias, type, access, params);
+  return ways === null ? null : `(${[`${alias}.password = ''`, ...ways].join(' OR ')})`;
+}
+
+/** `openSql` for an event read off a listing index (alias `e`): only a protected event's post is read. */
+function openEventSql(access: ProtectedAccess, params: Record<string, unknown>): string | null {
+  const ways = openingSql('pp', 'event', access, params);
+  if (ways === null) return null;
+  return ways.length ? `(e.protected = 0 OR EXISTS (SELECT 1 FROM posts pp WHERE pp.id = e.post_id AND (${ways.join(' OR ')})))` : 'e.protected = 0';
+}
+
+/**
+ * The field of an event's list entry that each filter reads. A filter on a field that a protected entry hides
+ * (postRules.BLANKED) never selects an event the caller may not open: it sees that field blank.
+ */
+const EVENT_FILTER_FIELDS: Record<'categoryIds' | 'tagIds' | 'venueIds' | 'organizerIds' | 'featured' | 'ticketed' | 'geo' | 'parentId' | 'include', string> = {
+  categoryIds: 'categories', tagIds: 'tags', venueIds: 'venue', organizerIds: 'organizer', featured: 'featured', ticketed: 'ticketed',
+  geo: 'venue', parentId: 'post_parent', include: 'id',
+};
+const FILTERS_ON_HIDDEN = (Object.keys(EVENT_FILTER_FIELDS) as (keyof typeof EVENT_FILTER_FIELDS)[]).filter((f) => hidesWhenProtected('event', EVENT_FILTER_FIELDS[f]));
+
+/** The columns venue and organizer search reads, with the field of the list entry each one is. */
+const LINKED_SEARCH_FIELDS: Record<'venue' | 'organizer', [column: string, field: string][]> = {
+  venue: [['p.title', 'venue'], ['p.content', 'description'], ['p.excerpt', 'excerpt'], ['d.address', 'address'], ['d.city', 'city'], ['d.province', 'province'],
+    ['d.state', 'state'], ['d.stateprovince', 'stateprovince'], ['d.zip', 'zip'], ['d.phone', 'phone']],
+  organizer: [['p.title', 'organizer'], ['p.content', 'description'], ['p.excerpt', 'excerpt'], ['d.phone', 'phone'], ['d.email', 'email'], ['d.website', 'website']],
+};
+
+/**
+ * The part of an event's folded search text (title, excerpt, description: see baseToRow) that a caller who may not
+ * open the event matches on: its title, the one of the three a protected entry does not hide.
+ */
+const SEARCHED_TITLE = `substr(p.search_text, 1, instr(p.search_text, char(31)) - 1)`;
+
 export type RecordOf<T extends PostType> = Extract<PostRecord, { type: T }>;
+
+/** A record of a translation group, with what `mayRead` needs. */
+export type TranslationMember = Pick<PostBase, 'id' | 'type' | 'lang' | 'authorId' | 'status' | 'statusBeforeTrash' | 'dateUtc'>;
+type TranslationRow = { translation_group: number; lang: string; id: number; author_id: number | null; status: string; status_before_trash: string | null; date_utc: string };
 /** A record about to be created: everything but the id and translation group. */
 export type NewRecord<T extends PostType> = Omit<RecordOf<T>, 'id' | 'translationGroup'> & { translationOf: number | null };
 
@@ -251,7 +344,7 @@ function eventToRow(e: Omit<EventRecord, 'id' | 'translationGroup'>): Row {
     website: e.website, show_map: bit(e.showMap), show_map_link: bit(e.showMapLink), hide_from_listings: bit(e.hideFromListings),
     sticky: bit(e.sticky), featured: bit(e.featured), ticketed: bit(e.ticketed), venue_id: e.venueId || null,
     // copies of post columns for the listing index (migration 0002)
-    lang: e.lang, status: e.status, date_utc: e.dateUtc, author_id: e.authorId || null,
+    lang: e.lang, status: e.status, date_utc: e.dateUtc, author_id: e.authorId || null, protected: bit(e.password !== ''),
   };
 }
 
@@ -282,7 +375,7 @@ function organizerToRow(o: Omit<OrganizerRecord, 'id' | 'translationGroup'>): Ro
 const DETAIL_TABLE: Record<PostType, string> = { event: 'events', venue: 'venues', organizer: 'organizers' };
 const POST_COLUMNS = ['type', 'author_id', 'status', 'status_before_trash', 'slug', 'title', 'content', 'excerpt', 'password', 'date_local', 'date_utc', 'modified_local', 'modified_utc', 'lang', 'parent_id', 'image_id', 'global_id_lineage', 'search_text', 'title_key'];
 const DETAIL_COLUMNS: Record<PostType, string[]> = {
-  event: ['start_local', 'end_local', 'start_utc', 'end_utc', 'timezone', 'all_day', 'costs', 'currency_symbol', 'currency_position', 'currency_code', 'website', 'show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured', 'ticketed', 'venue_id', 'lang', 'status', 'date_utc', 'author_id'],
+  event: ['start_local', 'end_local', 'start_utc', 'end_utc', 'timezone', 'all_day', 'costs', 'currency_symbol', 'currency_position', 'currency_code', 'website', 'show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured', 'ticketed', 'venue_id', 'lang', 'status', 'date_utc', 'author_id', 'protected'],
   venue: ['address', 'city', 'country', 'province', 'state', 'stateprovince', 'zip', 'phone', 'website', 'show_map', 'show_map_link', 'geo_lat', 'geo_lng'],
   organizer: ['phone', 'website', 'email'],
 };
@@ -329,8 +422,9 @@ export class PostsRepository {
       addTerm: db.prepare('INSERT OR IGNORE INTO event_terms (event_id, term_id) VALUES (?, ?)'),
       unlinkVenue: db.prepare('UPDATE events SET venue_id = NULL WHERE venue_id = ?'),
       unlinkOrganizer: db.prepare('DELETE FROM event_organizers WHERE organizer_id = ?'),
-      translations: db.prepare<{ type: string; groups: string }, { translation_group: number; lang: string; id: number }>(
-        'SELECT translation_group, lang, id FROM posts WHERE type = @type AND translation_group IN (SELECT value FROM json_each(@groups)) ORDER BY id',
+      translations: db.prepare<{ type: string; groups: string }, TranslationRow>(
+        `SELECT translation_group, lang, id, author_id, status, status_before_trash, date_utc FROM posts
+         WHERE type = @type AND translation_group IN (SELECT value FROM json_each(@groups)) ORDER BY id`,
       ),
       sameName: db.prepare<{ type: string; lang: string; key: string }, { id: number }>(
         `SELECT id FROM posts WHERE type = @type AND lang = @lang AND title_key = @key AND status <> 'trash' ORDER BY id`,
@@ -400,11 +494,26 @@ export class PostsRepository {
   /** `{lang: id}` of each translation group asked for. */
   translations(type: PostType, groups: number[]): Map<number, Partial<Record<Lang, number>>> {
     const out = new Map<number, Partial<Record<Lang, number>>>();
+    for (const [group, members] of this.translationMembers(type, groups)) {
+      const entry: Partial<Record<Lang, number>> = {};
+      for (const member of members) entry[member.lang] = member.id;
+      out.set(group, entry);
+    }
+    return out;
+  }
+
+  /** The records of each translation group asked for, with what tells who may read them. */
+  translationMembers(type: PostType, groups: number[]): Map<number, TranslationMember[]> {
+    const out = new Map<number, TranslationMember[]>();
     if (groups.length === 0) return out;
     for (const r of this.stmts.translations.all({ type, groups: JSON.stringify([...new Set(groups)]) })) {
-      const entry = out.get(r.translation_group) ?? {};
-      entry[r.lang as Lang] = r.id;
-      out.set(r.translation_group, entry);
+      const member: TranslationMember = {
+        id: r.id, type, lang: r.lang as Lang, authorId: r.author_id ?? 0, status: r.status as PostStatus,
+        statusBeforeTrash: (r.status_before_trash as PostStatus | null) ?? null, dateUtc: r.date_utc,
+      };
+      const members = out.get(r.translation_group);
+      if (members) members.push(member);
+      else out.set(r.translation_group, [member]);
     }
     return out;
   }
@@ -490,12 +599,17 @@ export class PostsRepository {
       // on start then closes, and a list costs its window, not the rest of the calendar
       if (b.column === 'end' && (b.op === '<=' || b.op === '<')) where.push(`e.start_local ${b.op} @b${i}`);
     });
+    const open = openEventSql(q.access, params);
+    if (open !== null && FILTERS_ON_HIDDEN.some((filter) => q[filter] !== undefined)) where.push(open);
     if (q.search) {
+      let text = 'p.search_text';
+      if (open !== null && q.access.anonymous) where.push(open); // no protected event in a visitor's search (WordPress)
+      else if (open !== null) text = `(CASE WHEN ${openSql('p', 'event', q.access, params)} THEN p.search_text ELSE ${SEARCHED_TITLE} END)`;
       const clauses: string[] = [];
       const contains = (word: string) => {
         const name = `w${clauses.length}`;
         params[name] = like(word);
-        return `p.search_text LIKE @${name} ESCAPE '\\'`;
+        return `${text} LIKE @${name} ESCAPE '\\'`;
       };
       for (const word of q.search.include) clauses.push(contains(word));
       for (const word of q.search.exclude) clauses.push('NOT ' + contains(word));
@@ -525,9 +639,13 @@ export class PostsRepository {
       where.push('e.post_id IN (SELECT id FROM posts WHERE parent_id = @parent)');
     }
     if (q.include) where.push(`e.post_id IN ${jsonList('include', q.include)}`);
-    if (q.withoutPassword) where.push(`NOT EXISTS (SELECT 1 FROM posts p WHERE p.id = e.post_id AND p.password <> '')`);
-    if (q.geo === 'any') where.push('e.venue_id IN (SELECT post_id FROM venues WHERE geo_lat IS NOT NULL AND geo_lng IS NOT NULL)');
-    else if (q.geo) {
+    if (q.withoutPassword) where.push('e.protected = 0');
+    // the coordinates of a protected venue count only for callers who may open the venue
+    const venueOpen = q.geo ? openSql('vp', 'venue', q.access, params) : null;
+    const openVenue = venueOpen === null ? '' : ` AND ${venueOpen}`;
+    if (q.geo === 'any') {
+      where.push(`e.venue_id IN (SELECT v.post_id FROM venues v JOIN posts vp ON vp.id = v.post_id WHERE v.geo_lat IS NOT NULL AND v.geo_lng IS NOT NULL${openVenue})`);
+    } else if (q.geo) {
       // a bounding box narrows the venues, then the true (haversine) distance decides
       const dLat = q.geo.radiusKm / 111.2;
       const dLng = q.geo.radiusKm / Math.max(0.01, 111.2 * Math.cos((q.geo.lat * Math.PI) / 180));
@@ -540,7 +658,7 @@ export class PostsRepository {
         lngBand = lo < -180 || hi > 180 ? '(v.geo_lng >= @lngMin OR v.geo_lng <= @lngMax)' : 'v.geo_lng BETWEEN @lngMin AND @lngMax';
       }
       where.push(`e.venue_id IN (SELECT v.post_id FROM venues v JOIN posts vp ON vp.id = v.post_id
-        WHERE vp.status = 'publish' AND v.geo_lat BETWEEN @latMin AND @latMax AND ${lngBand}
+        WHERE vp.status = 'publish'${openVenue} AND v.geo_lat BETWEEN @latMin AND @latMax AND ${lngBand}
           AND 12742.0 * asin(sqrt(pow(sin(radians(v.geo_lat - @lat) / 2), 2) + cos(radians(@lat)) * cos(radians(v.geo_lat)) * pow(sin(radians(v.geo_lng - @lng) / 2), 2))) <= @radius)`);
     }
     const filter = `FROM events e WHERE ${where.join(' AND ')}`;
@@ -604,27 +722,39 @@ export class PostsRepository {
     const where = [`p.type = '${q.type === 'venue' ? 'venue' : 'organizer'}'`, 'p.lang = @lang', statusSql('p', q.statuses, params), viewerSql('p', q.viewer, params)];
     const detail = q.type === 'venue' ? 'venues' : 'organizers';
     if (q.words && q.words.length > 0) {
-      const fields = q.type === 'venue'
-        ? ['p.title', 'p.content', 'p.excerpt', 'd.address', 'd.city', 'd.province', 'd.state', 'd.stateprovince', 'd.zip', 'd.phone']
-        : ['p.title', 'p.content', 'p.excerpt', 'd.phone', 'd.email', 'd.website'];
       q.words.forEach((w, i) => (params[`w${i}`] = like(w)));
-      const all = (field: string) => `(${q.words!.map((_, i) => `almanac_fold(${field}) LIKE @w${i} ESCAPE '\\'`).join(' AND ')})`;
-      where.push(`(${fields.map(all).join(' OR ')})`);
+      const all = ([column]: [string, string]) => `(${q.words!.map((_, i) => `almanac_fold(${column}) LIKE @w${i} ESCAPE '\\'`).join(' AND ')})`;
+      const fields = LINKED_SEARCH_FIELDS[q.type];
+      const open = openSql('p', q.type, q.access, params);
+      if (open === null || q.access.anonymous) {
+        if (open !== null) where.push(open); // no protected record in a visitor's search (WordPress)
+        where.push(`(${fields.map(all).join(' OR ')})`);
+      } else {
+        // a protected record the caller may not open is matched on what its entry shows: its name
+        const hidden = fields.filter(([, field]) => hidesWhenProtected(q.type, field));
+        const matches = fields.filter(([, field]) => !hidesWhenProtected(q.type, field)).map(all);
+        if (hidden.length > 0) matches.push(`(${open} AND (${hidden.map(all).join(' OR ')}))`);
+        where.push(`(${matches.join(' OR ')})`);
+      }
     }
     // events linked to the record; `since` narrows to those starting then or later, through the linked indexes
     const linkedEvents = (since: string | null) => q.type === 'venue'
       ? `SELECT 1 FROM events e WHERE e.venue_id = p.id${since ? ` AND e.start_local >= ${since}` : ''}`
       : `SELECT 1 FROM event_organizers eo CROSS JOIN events e ON e.post_id = eo.event_id WHERE eo.organizer_id = p.id${since ? ` AND eo.start_local >= ${since}` : ''}`;
-    if (q.eventId !== undefined) {
-      params.event = q.eventId;
+    if (q.event?.linksHidden) where.push('0');
+    else if (q.event) {
+      params.event = q.event.id;
       where.push(q.type === 'venue' ? 'p.id = (SELECT venue_id FROM events WHERE post_id = @event)' : 'p.id IN (SELECT organizer_id FROM event_organizers WHERE event_id = @event)');
     }
+    // an event whose links the caller may not see (protected, not opened) does not link it to the record
+    const eventOpen = q.hasEvents !== undefined || q.onlyWithUpcoming ? openEventSql(q.access, params) : null;
+    const openEvent = eventOpen === null ? '' : ` AND ${eventOpen}`;
     if (q.hasEvents !== undefined) {
-      where.push(`${q.hasEvents ? '' : 'NOT '}EXISTS (${linkedEvents(null)} AND e.status NOT IN ('draft', 'pending'))`);
+      where.push(`${q.hasEvents ? '' : 'NOT '}EXISTS (${linkedEvents(null)} AND e.status NOT IN ('draft', 'pending')${openEvent})`);
     }
     if (q.onlyWithUpcoming) {
       params.nowLocal = q.nowLocal;
-      where.push(`EXISTS (${linkedEvents('@nowLocal')} AND e.hide_from_listings = 0 AND e.status <> 'trash' AND ${viewerSql('e', q.eventViewer, params, 'e')})`);
+      where.push(`EXISTS (${linkedEvents('@nowLocal')} AND e.hide_from_listings = 0 AND e.status <> 'trash' AND ${viewerSql('e', q.eventViewer, params, 'e')}${openEvent})`);
     }
     const filter = `FROM posts p JOIN ${detail} d ON d.post_id = p.id WHERE ${where.join(' AND ')}`;
     return { page: `SELECT p.id ${filter} ORDER BY p.date_utc DESC, p.id DESC LIMIT @limit OFFSET @offset`, count: `SELECT COUNT(*) AS total ${filter}`, params };

@@ -15,7 +15,7 @@ export interface TermRecord {
   parentId: number;
   lang: Lang;
   translationGroup: number;
-  /** Published events using the term. */
+  /** Published events without a password using the term. */
   count: number;
 }
 
@@ -27,7 +27,8 @@ export interface TermListQuery {
   exclude?: number[];
   /** 0: top-level only. */
   parentId?: number;
-  eventId?: number;
+  /** Only terms of this event; none when its links are hidden from the caller (see eventAsFilter). */
+  event?: { id: number; linksHidden: boolean };
   slug?: string;
   hideEmpty: boolean;
   orderBy: 'name' | 'id' | 'slug' | 'count' | 'description' | 'include' | 'none';
@@ -49,10 +50,13 @@ export interface TermInput {
 
 interface TermRow { id: number; taxonomy: string; name: string; slug: string; description: string; parent_id: number | null; lang: string; translation_group: number; count: number }
 
-/** Published events of a term: the stored count (migration 0003) less scheduled events whose date has not come. */
+/**
+ * Published events of a term: the stored count (migrations 0003 and 0011: events without a password) less scheduled
+ * events whose date has not come.
+ */
 // CROSS JOIN fixes the order: from the few scheduled events (partial index events_scheduled) to their links.
 const COUNT = `(t.event_count - (SELECT COUNT(*) FROM events e CROSS JOIN event_terms et ON et.event_id = e.post_id AND et.term_id = t.id
-  WHERE e.status = 'future' AND e.date_utc > @now))`;
+  WHERE e.status = 'future' AND e.date_utc > @now AND e.protected = 0))`;
 
 const toTerm = (r: TermRow): TermRecord => ({
   id: r.id, taxonomy: r.taxonomy as Taxonomy, name: r.name, slug: r.slug, description: r.description,
@@ -171,7 +175,8 @@ export class TermsRepository {
     if (q.include) where.push('t.id IN (SELECT value FROM json_each(@include))');
     if (q.exclude) where.push('t.id NOT IN (SELECT value FROM json_each(@exclude))');
     if (q.parentId !== undefined) where.push(q.parentId === 0 ? 't.parent_id IS NULL' : 't.parent_id = @parentId');
-    if (q.eventId !== undefined) where.push('t.id IN (SELECT term_id FROM event_terms WHERE event_id = @eventId)');
+    if (q.event?.linksHidden) where.push('0');
+    else if (q.event) where.push('t.id IN (SELECT term_id FROM event_terms WHERE event_id = @eventId)');
     if (q.slug !== undefined) where.push('t.slug = @slug');
     const base = `SELECT * FROM (SELECT t.*, ${COUNT} AS count FROM terms t WHERE ${where.join(' AND ')})${q.hideEmpty ? ' WHERE count > 0' : ''}`;
     const direction = q.descending ? 'DESC' : 'ASC';
@@ -179,7 +184,7 @@ export class TermsRepository {
       taxonomy: q.taxonomy, lang: q.lang, now: nowUtc(), limit: q.limit, offset: q.offset,
       search: q.search === undefined ? undefined : `%${foldForSearch(q.search).replace(/[\\%_]/g, (c) => '\\' + c)}%`,
       include: q.include ? JSON.stringify(q.include) : undefined, exclude: q.exclude ? JSON.stringify(q.exclude) : undefined,
-      parentId: q.parentId || undefined, eventId: q.eventId, slug: q.slug === undefined ? undefined : slugify(q.slug),
+      parentId: q.parentId || undefined, eventId: q.event && !q.event.linksHidden ? q.event.id : undefined, slug: q.slug === undefined ? undefined : slugify(q.slug),
     };
     const bound = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined));
     const orderBy = q.orderBy === 'include' && !q.include ? ORDER.name : ORDER[q.orderBy];

@@ -6,7 +6,7 @@ import type { Lang, RequestState } from '../http/state.js';
 import { costValues, formatCost, jsonLdPrice } from './cost.js';
 import { isoWithOffset, timezoneAbbreviation, utcDayStart } from './eventTimes.js';
 import { autop, jsonLdText, renderTitle } from './html.js';
-import { effectiveStatus, mayChange, mayRead, unlocks } from './postRules.js';
+import { BLANKED, effectiveStatus, mayChange, mayRead, unlocks } from './postRules.js';
 import { embeddedTerm } from './termView.js';
 
 type Schemas = components['schemas'];
@@ -30,28 +30,9 @@ const PERMALINK_BASE: Record<PostType, { path: string; postType: string }> = {
   organizer: { path: 'organizer', postType: 'tribe_organizer' },
 };
 
-/** Keys blanked in password-protected records (behaviour.md §11 as amended by DESIGN §5 #10), by record type. */
-const BLANK_TEXT: Record<PostType, string[]> = {
-  event: ['description', 'excerpt', 'cost', 'website'],
-  venue: ['description', 'excerpt', 'website', 'phone', 'stateprovince', 'zip', 'province', 'country', 'city', 'address', 'state'],
-  organizer: ['description', 'excerpt', 'website', 'email', 'phone'],
-};
-const BLANK_NULL: Record<PostType, string[]> = {
-  event: ['all_day', 'show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured', 'ticketed'],
-  venue: ['show_map', 'show_map_link'],
-  organizer: [],
-};
-const BLANK_LIST = ['categories', 'tags', 'venue', 'organizer', 'custom_fields'];
-
+/** A password-protected record as a caller who has not opened it sees it: the fields it hides get their blank values. */
 function blank(type: PostType, wire: Wire): Wire {
-  for (const key of BLANK_TEXT[type]) if (key in wire) wire[key] = '';
-  for (const key of BLANK_NULL[type]) if (key in wire) wire[key] = null;
-  if ('image' in wire) wire.image = false;
-  if (type === 'event') {
-    for (const key of BLANK_LIST) wire[key] = [];
-    wire.cost_details = { currency_symbol: '', currency_position: '', currency_code: '', values: [] };
-  }
-  if (type === 'venue') for (const key of ['geo_lat', 'geo_lng']) if (key in wire) wire[key] = 0;
+  for (const [key, value] of Object.entries(BLANKED[type])) if (key in wire) wire[key] = typeof value === 'object' && value !== null ? structuredClone(value) : value;
   delete wire.json_ld;
   return wire;
 }
@@ -258,8 +239,10 @@ export class PostView {
     return `${this.state.site}${this.state.linkPrefix}/${base.path}/${record.slug}/`;
   }
 
+  /** The record's translation group as the caller may read it; the record itself always (it is being shown). */
   private translationsOf(record: PostRecord, translations: Translations): Partial<Record<Lang, number>> {
-    return translations.get(record.type)?.get(record.translationGroup) ?? { [record.lang]: record.id };
+    const group = translations.get(record.type)?.get(record.translationGroup);
+    return group?.[record.lang] === record.id ? group : Object.assign({}, group, { [record.lang]: record.id });
   }
 
   private translations(records: PostRecord[]): Translations {
@@ -271,13 +254,20 @@ export class PostView {
     return out;
   }
 
-  /** `{lang: id}` of translation groups, each group read once per view (one query for those not read yet). */
+  /**
+   * `{lang: id}` of translation groups, each group read once per view (one query for those not read yet): only the
+   * records the caller may read, so a draft or private translation shows neither its id nor that it exists.
+   */
   private groupsOf(type: PostType, groups: number[]): Map<number, Partial<Record<Lang, number>>> {
     let known = this.groups.get(type);
     if (!known) this.groups.set(type, (known = { read: new Set(), langs: new Map() }));
     const missing = [...new Set(groups)].filter((g) => !known.read.has(g));
     if (missing.length > 0) {
-      for (const [group, langs] of this.repos.posts.translations(type, missing)) known.langs.set(group, langs);
+      for (const [group, members] of this.repos.posts.translationMembers(type, missing)) {
+        const langs: Partial<Record<Lang, number>> = {};
+        for (const member of members) if (mayRead(this.state.user, member, this.nowUtc)) langs[member.lang] = member.id;
+        known.langs.set(group, langs);
+      }
       for (const group of missing) known.read.add(group);
     }
     return known.langs;

@@ -9,7 +9,7 @@ import { plainText } from '../domain/html.js';
 import { fromUtcWire } from '../domain/eventTimes.js';
 import { depthProblem, feedWindowProblem, linkedSearchProblem, MAX_FEED_EVENTS, MAX_PER_PAGE, searchTermsProblem } from '../domain/listLimits.js';
 import { listBounds, type DateParam } from '../domain/listWindow.js';
-import { CAPABILITY_TYPE } from '../domain/postRules.js';
+import { CAPABILITY_TYPE, eventAsFilter, protectedAccess } from '../domain/postRules.js';
 import { ApiError, invalidParams } from '../http/errors.js';
 import { pageUrl, queryString } from '../http/links.js';
 import { isFilterTrue, isTruthy } from '../http/params.js';
@@ -119,8 +119,11 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     return [...new Set([...ids, ...[...groups.values()].flatMap((g) => Object.values(g))])];
   };
 
-  /** The event-list filters of a request, resolved (ids, site-local bounds); invalid ones → 400 naming each. */
-  const eventFilters = (q: EventFilterParams, state: RequestState, s: PostService, options: { feed: boolean; problems?: Record<string, string> }) => {
+  /**
+   * The event-list filters of a request, resolved (ids, site-local bounds); invalid ones → 400 naming each. The
+   * `password` (lists only) opens the protected records it matches to the filters too.
+   */
+  const eventFilters = (q: EventFilterParams, state: RequestState, s: PostService, options: { feed: boolean; password?: string; problems?: Record<string, string> }) => {
     // what bounds the cost of the list is checked before anything is read
     const problems = options.problems ?? {};
     const search = q.search !== undefined ? searchTerms(q.search) : undefined;
@@ -150,7 +153,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
       else if (q.geoloc_lat !== undefined || q.geoloc_lng !== undefined) geo = 'any';
     }
     const query: Omit<EventListQuery, 'limit' | 'offset'> = {
-      lang: state.lang, nowUtc: s.nowUtc, statuses: seen!.statuses, viewer: seen!.viewer, bounds,
+      lang: state.lang, nowUtc: s.nowUtc, statuses: seen!.statuses, viewer: seen!.viewer, access: protectedAccess(state.user, options.password), bounds,
       search,
       categoryIds: categoryIds ?? undefined, tagIds: tagIds ?? undefined, venueIds: venueIds ?? undefined, organizerIds: organizerIds ?? undefined,
       featured: q.featured, ticketed: q.ticketed, parentId: q.post_parent, include: q.include, geo,
@@ -178,7 +181,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
       const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
       const s = new PostService(deps, state);
       const tooDeep = depthProblem(page, perPage);
-      const { query, seen, bounds } = eventFilters(q, state, s, { feed: false, problems: tooDeep ? { page: tooDeep } : {} });
+      const { query, seen, bounds } = eventFilters(q, state, s, { feed: false, password: q.password, problems: tooDeep ? { page: tooDeep } : {} });
       const edit = isEditContext(q);
       if (edit) s.requireEditContextOf('event');
       const { ids, total } = deps.posts.listEvents({ ...query, limit: perPage, offset: (page - 1) * perPage });
@@ -273,18 +276,20 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
     const seen = visibility(state, CAPABILITY_TYPE[type], q.status);
     if (!seen) problems.status = 'Invalid parameter.';
-    if (q.event !== undefined && deps.posts.typeOf(q.event) !== 'event') problems.event = 'Invalid parameter.';
+    const s = new PostService(deps, state);
+    // an event the caller may not read is answered as an unknown one
+    const event = q.event === undefined ? null : eventAsFilter(deps.posts.findOfType('event', q.event), state.user, s.nowUtc, q.password);
+    if (q.event !== undefined && !event) problems.event = 'Invalid parameter.';
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
 
-    const s = new PostService(deps, state);
     const edit = isEditContext(q);
     if (edit) s.requireEditContextOf(type);
     const eventSeen = visibility(state, CAPABILITY_TYPE.event, undefined)!;
     const { ids, total } = deps.posts.listLinked({
       type, lang: state.lang, nowUtc: s.nowUtc, nowLocal: toWire(s.now.setZone(parseZone(deps.config.siteTimezone)!)),
-      statuses: seen!.statuses, viewer: seen!.viewer, eventViewer: eventSeen.viewer,
+      statuses: seen!.statuses, viewer: seen!.viewer, eventViewer: eventSeen.viewer, access: protectedAccess(state.user, q.password),
       words,
-      eventId: q.event,
+      event: event ?? undefined,
       hasEvents: q.has_events !== undefined ? isTruthy(q.has_events) : undefined,
       onlyWithUpcoming: q.only_with_upcoming !== undefined && isTruthy(q.only_with_upcoming),
       limit: perPage, offset: (page - 1) * perPage,

@@ -295,14 +295,7 @@ export class PostService {
       slug = this.uniqueSlug(type, lang, from, current?.id ?? null);
     }
 
-    let translationOf: number | null = null;
-    if (!current && body.translation_of !== undefined) {
-      const target = this.deps.posts.findById(body.translation_of);
-      if (!target || target.type !== type) throw invalidParams({ translation_of: `No ${NOUN[type]} has the id ${body.translation_of}.` });
-      const taken = this.deps.posts.translations(type, [target.translationGroup]).get(target.translationGroup)?.[lang];
-      if (taken !== undefined) throw invalidParams({ translation_of: `The translation group of ${target.id} already has a ${lang} ${NOUN[type]} (id ${taken}).` });
-      translationOf = target.id;
-    }
+    const translationOf = !current && body.translation_of !== undefined ? this.translationTarget(type, body.translation_of, lang) : null;
 
     const unfiltered = hasCapabilities(caller?.role ?? null, ['unfiltered_html']);
     return {
@@ -324,6 +317,24 @@ export class PostService {
       globalIdLineage: current?.globalIdLineage ?? [],
       translationOf,
     };
+  }
+
+  /**
+   * The record whose translation group a new record joins (`translation_of`). Joining changes that record's group, so
+   * it needs the right to edit it; one the caller may not read is answered as an unknown id, so that no private id
+   * can be probed. The group must have no record of the language yet (named only when the caller may read it).
+   */
+  private translationTarget(type: PostType, id: number, lang: PostBase['lang']): number {
+    const caller = this.state.user;
+    const target = this.deps.posts.findById(id);
+    if (!target || target.type !== type || !mayRead(caller, target, this.nowUtc)) throw invalidParams({ translation_of: `No ${NOUN[type]} has the id ${id}.` });
+    if (!mayChange('edit', caller, target)) throw new ApiError(403, 'rest_cannot_edit', `Sorry, you are not allowed to add a translation to this ${NOUN[type]}.`);
+    const taken = this.deps.posts.translationMembers(type, [target.translationGroup]).get(target.translationGroup)?.find((m) => m.lang === lang);
+    if (taken) {
+      const which = mayRead(caller, taken, this.nowUtc) ? ` (id ${taken.id})` : '';
+      throw invalidParams({ translation_of: `The translation group of ${target.id} already has a ${lang} ${NOUN[type]}${which}.` });
+    }
+    return target.id;
   }
 
   /** `slug` made unique among records of the type and language (`-2`, `-3`, …), ignoring the record itself. */

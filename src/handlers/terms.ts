@@ -1,6 +1,9 @@
+import { DateTime } from 'luxon';
 import type { PostsRepository } from '../db/posts.js';
 import type { Taxonomy, TermListQuery, TermRecord, TermsRepository } from '../db/terms.js';
 import { hasCapabilities } from '../domain/capabilities.js';
+import { toWire } from '../domain/dates.js';
+import { eventAsFilter } from '../domain/postRules.js';
 import { cleanHtml } from '../domain/html.js';
 import { depthProblem, MAX_PER_PAGE } from '../domain/listLimits.js';
 import { TAXONOMY, termToWire, type TermViewContext } from '../domain/termView.js';
@@ -73,9 +76,14 @@ class TermService<T extends Taxonomy> {
     const include = resolveAll('include', q.include);
     const exclude = resolveAll('exclude', q.exclude);
     if (q.parent !== undefined && q.parent !== 0 && this.terms.findById(q.parent)?.taxonomy !== 'category') problems.parent = 'Invalid parameter.';
+    // an event the caller may not read is answered as an unknown one; a protected one's terms only to its editors
+    let event: TermListQuery['event'];
     for (const name of ['post', 'event'] as const) {
       const id = q[name];
-      if (id !== undefined && this.posts.typeOf(id) !== 'event') problems[name] = 'Invalid parameter.';
+      if (id === undefined) continue;
+      const seen = eventAsFilter(this.posts.findOfType('event', id), state.user, toWire(DateTime.utc()), undefined);
+      if (!seen) problems[name] = 'Invalid parameter.';
+      else if (id === (q.event ?? q.post)) event = seen;
     }
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
     this.requireEditContext(q, state, 'Sorry, you are not allowed to edit terms in this taxonomy.');
@@ -88,7 +96,7 @@ class TermService<T extends Taxonomy> {
       include,
       exclude,
       parentId: this.taxonomy === 'category' ? q.parent : undefined,
-      eventId: q.event ?? q.post,
+      event,
       slug: q.slug,
       hideEmpty: q.hide_empty ?? true,
       orderBy: ORDER_BY.has(orderBy as TermListQuery['orderBy']) ? (orderBy as TermListQuery['orderBy']) : 'name',
