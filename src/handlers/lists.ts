@@ -210,7 +210,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
 
     const s = new PostService(deps, state);
-    const utc = (text: string) => toWire(parseDateInput(text, FixedOffsetZone.utcInstance)!.value.toUTC());
+    const utc = (text: string) => toWire(parseDateInput(text, FixedOffsetZone.utcInstance, s.now)!.value.toUTC());
     const settled = toWire(s.now.minus({ seconds: SETTLE_SECONDS }));
     const until = q.modified_before !== undefined && utc(q.modified_before) < settled ? utc(q.modified_before) : settled;
     const after = q.modified_after !== undefined ? utc(q.modified_after) : '';
