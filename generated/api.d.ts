@@ -1640,7 +1640,7 @@ export interface components {
             all_day?: boolean;
             /**
              * Format: wp-date-input
-             * @description Start, read in `timezone` (or the site timezone). Relative phrases are resolved from "now" in that zone, and Unix timestamps are converted into it. Required on create. On update, a lone `start_date` keeps the event's duration.
+             * @description Start: any date PHP's `strtotime` reads (see Dates), read in `timezone` (or the site timezone). Relative phrases are resolved from the time of the request in that zone; Unix timestamps and dates naming a zone or offset are converted into it. Required on create. On update, a lone `start_date` keeps the event's duration.
              */
             start_date?: string;
             /**
@@ -2505,12 +2505,12 @@ export interface components {
         /** @description Records per page; values above 50 are treated as 50. */
         PerPage: number;
         /**
-         * @description Events that start on or after this date (whole days unless `strict_dates`). Default yesterday 00:00, site time.
+         * @description Events that start on or after this date (any date PHP's `strtotime` reads, see Dates; relative phrases from the time of the request, in UTC). Whole days unless `strict_dates`. Default yesterday 00:00, site time.
          * @example 2027-01-01
          */
         StartDate: string;
         /**
-         * @description Events that end on or before this date (whole days unless `strict_dates`). Default 24 months ahead, 23:59:59.
+         * @description Events that end on or before this date (any date, read as `start_date` is). Whole days unless `strict_dates`. Default 24 months ahead, 23:59:59.
          * @example 2027-01-31
          */
         EndDate: string;
@@ -2940,12 +2940,12 @@ export interface operations {
                 /** @description Records per page; values above 50 are treated as 50. */
                 per_page?: components["parameters"]["PerPage"];
                 /**
-                 * @description Events that start on or after this date (whole days unless `strict_dates`). Default yesterday 00:00, site time.
+                 * @description Events that start on or after this date (any date PHP's `strtotime` reads, see Dates; relative phrases from the time of the request, in UTC). Whole days unless `strict_dates`. Default yesterday 00:00, site time.
                  * @example 2027-01-01
                  */
                 start_date?: components["parameters"]["StartDate"];
                 /**
-                 * @description Events that end on or before this date (whole days unless `strict_dates`). Default 24 months ahead, 23:59:59.
+                 * @description Events that end on or before this date (any date, read as `start_date` is). Whole days unless `strict_dates`. Default 24 months ahead, 23:59:59.
                  * @example 2027-01-31
                  */
                 end_date?: components["parameters"]["EndDate"];
@@ -6185,12 +6185,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Events that start on or after this date (whole days unless `strict_dates`). Default yesterday 00:00, site time.
+                 * @description Events that start on or after this date (any date PHP's `strtotime` reads, see Dates; relative phrases from the time of the request, in UTC). Whole days unless `strict_dates`. Default yesterday 00:00, site time.
                  * @example 2027-01-01
                  */
                 start_date?: components["parameters"]["StartDate"];
                 /**
-                 * @description Events that end on or before this date (whole days unless `strict_dates`). Default 24 months ahead, 23:59:59.
+                 * @description Events that end on or before this date (any date, read as `start_date` is). Whole days unless `strict_dates`. Default 24 months ahead, 23:59:59.
                  * @example 2027-01-31
                  */
                 end_date?: components["parameters"]["EndDate"];

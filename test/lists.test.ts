@@ -321,6 +321,25 @@ describe('3. the date window', () => {
     expect(r.rest_url).not.toContain('end_date=');
   });
 
+  it('reads the bounds as PHP strtotime does: month names, m/d/Y, d.m.Y, @timestamp, zone abbreviations, relative phrases', async () => {
+    const k = await server();
+    const fifth = await k.event('Strtotime fifth', 'January 5 2032 8pm', 'Jan 5 2032 10pm');
+    const sixth = await k.event('Strtotime sixth', '2032/01/06 4pm', '06.01.2032 4:30pm');
+    expect([fifth.start_date, fifth.end_date, sixth.start_date, sixth.end_date]).toEqual(['2032-01-05 20:00:00', '2032-01-05 22:00:00', '2032-01-06 16:00:00', '2032-01-06 16:30:00']);
+    const ids = (q: string) => k.ids(`/events?search=Strtotime&${q}`);
+    expect(await ids(`start_date=${enc('January 5 2032')}&end_date=${enc('01/05/2032')}`)).toEqual([fifth.id]);
+    expect(await ids(`start_date=${enc('05.01.2032')}&end_date=${enc('6 Jan 2032')}`)).toEqual([fifth.id, sixth.id]);
+    expect(await ids(`start_date=${enc('2032-01-05 21:30 CET')}&end_date=${enc('2032-01-06 5pm')}&strict_dates=1`)).toEqual([sixth.id]);
+    expect(await ids(`starts_after=@${Date.UTC(2032, 0, 5, 20, 30) / 1000}&strict_dates=1`)).toEqual([sixth.id]);
+    expect(await ids(`ends_after=now&starts_before=${enc('+10 years')}`)).toEqual([fifth.id, sixth.id]);
+    expect(await ids(`ends_before=${enc('last day of next month')}`)).toEqual([]);
+    expect(await ids(`start_date=2032-01-05&end_date=${enc('2032-01-06 24:00')}&strict_dates=1`)).toEqual([fifth.id, sixth.id]);
+    const r = await k.list(`/events?search=Strtotime&start_date=${enc('January 5 2032')}&end_date=2032-02-30`);
+    expect(r.rest_url).toContain(`start_date=${enc('2032-01-05 00:00:00')}&end_date=${enc('2032-03-01 23:59:59')}`); // Feb 30 rolls over
+    expectInvalid(await k.get('/events?start_date=next%20blursday'), 'start_date');
+    expectInvalid(await k.get(`/events?starts_before=${enc('2032-13-01')}`), 'starts_before');
+  });
+
   it('any relative parameter drops the default window: an event in 2020 becomes reachable', async () => {
     const k = await server();
     const old = await k.event('Ancient gathering', '2020-01-10 10:00', '2020-01-10 12:00');

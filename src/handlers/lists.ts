@@ -227,7 +227,7 @@ export function listHandlers(deps: PostDeps): Pick<Handlers, 'listEvents' | 'lis
     const s = new PostService(deps, state);
     const edit = isEditContext(q);
     if (edit) s.requireEditContextOf(type);
-    const utc = (text: string) => toWire(parseDateInput(text, FixedOffsetZone.utcInstance)!.value.toUTC());
+    const utc = (text: string) => toWire(parseDateInput(text, FixedOffsetZone.utcInstance, s.now)!.value.toUTC());
     const settled = toWire(s.now.minus({ seconds: SETTLE_SECONDS }));
     const until = q.modified_before !== undefined && utc(q.modified_before) < settled ? utc(q.modified_before) : settled;
     const after = q.modified_after !== undefined ? utc(q.modified_after) : '';

@@ -273,7 +273,7 @@ export class PostService {
 
     let date: { local: string; utc: string };
     try {
-      date = publicationDate(body, dateZone, this.deps.config.siteTimezone, current ? fromUtcWire(current.dateUtc) : this.now);
+      date = publicationDate(body, dateZone, this.deps.config.siteTimezone, current ? fromUtcWire(current.dateUtc) : this.now, this.now);
     } catch (err) {
       if (err instanceof TimeInputError) throw invalidParam(err.param);
       throw err;
