@@ -15,6 +15,8 @@ export interface Config {
   adminPassword: string | null;
   geofenceKm: number;
   workers: number;
+  /** Starts in a row that may fail in every worker place before the primary gives up (ALMANAC_WORKER_START_ATTEMPTS). */
+  workerStartAttempts: number;
   bodyLimitBytes: number;
   /** `*` echoes any Origin; otherwise the allowed origins. */
   corsOrigins: '*' | string[];
@@ -94,6 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminPassword,
     geofenceKm: geofence,
     workers,
+    workerStartAttempts: integer(env, 'ALMANAC_WORKER_START_ATTEMPTS', 5, 1, 1000),
     bodyLimitBytes: bodyLimit,
     corsOrigins: cors === '*' ? '*' : cors.split(',').map((o) => o.trim()).filter(Boolean),
     authMaxFailures: integer(env, 'ALMANAC_AUTH_MAX_FAILURES', 10, 1, 1_000_000),

@@ -53,7 +53,7 @@ export async function serve(config: Config, options: { prepared?: boolean } = {}
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  log.info('almanac listening', { url: `http://${config.host}:${port}/wp-json/tribe/events/v1`, db: config.dbPath });
+  log.info('almanac listening', { url: `http://${config.host}:${port}/wp-json/tribe/events/v1`, db: config.dbPath, pid: process.pid });
 
   let stopping = false;
   const stop = (signal: string) => {

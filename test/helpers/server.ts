@@ -144,7 +144,12 @@ export class TestServer {
 /** Checks a response any client received against the spec (see ContractChecker). */
 export async function checkResponse(method: string, response: Response): Promise<void> {
   const text = await response.clone().text();
-  await contract.check(method, response.url, response.status, parseBody(text, response.headers), response.headers.get('Content-Type'));
+  await checkAnswer(method, response.url, response.status, parseBody(text, response.headers), response.headers.get('Content-Type'));
+}
+
+/** Checks an answer received by other means (node:http, a raw socket) against the spec; `body` as parsed. */
+export function checkAnswer(method: string, url: string, status: number, body: unknown, contentType: string | null): Promise<void> {
+  return contract.check(method, url, status, body, contentType);
 }
 
 /** A JSON answer parsed; any other (a calendar, the documentation page) as its text. */
