@@ -2279,13 +2279,16 @@ export interface components {
             };
         };
         /**
-         * @description `rest_too_many_requests`: too many failed authentications from this address for this login
-         *     (`ALMANAC_AUTH_MAX_FAILURES` within 15 minutes); every attempt answers this until the lock ends
-         *     (`ALMANAC_AUTH_LOCK_SECONDS`), whatever the password.
+         * @description `rest_too_many_requests`: too many failed authentications from this address for this account, its login and
+         *     its e-mail address counted together (`ALMANAC_AUTH_MAX_FAILURES` within 15 minutes); every attempt answers
+         *     this until the lock ends (`ALMANAC_AUTH_LOCK_SECONDS`), whatever the password. Also, with `Retry-After: 1`,
+         *     when a password that needs a slow check (scrypt: a password a person chose) finds too many such checks
+         *     waiting already (`ALMANAC_AUTH_SCRYPT_QUEUE`); that attempt is not counted as a failure. Generated
+         *     application passwords never wait.
          */
         TooManyRequests: {
             headers: {
-                /** @description Seconds until the lock ends. */
+                /** @description Seconds until the lock ends, or until a slow check may find room. */
                 "Retry-After"?: number;
                 [name: string]: unknown;
             };

@@ -48,7 +48,7 @@ const log = createLogger('error', (line) => {
   serverErrors.set(entry.requestId ?? '?', entry.error ?? entry.msg ?? line);
   if (serverErrors.size > 100) serverErrors.delete(serverErrors.keys().next().value!);
 });
-const { listener, repos } = await createApp({ db, config, log });
+const { listener, repos, close: closeApp } = await createApp({ db, config, log });
 const admin: Credentials = { login: 'admin', password: 'fuzz-bootstrap-secret' };
 await ensureBootstrapAdmin(repos.users, admin.login, admin.password);
 const authorUser = repos.users.create({ login: 'fuzz-author', email: 'fuzz-author@example.test', role: 'author' });
@@ -137,6 +137,7 @@ try {
 } finally {
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
+  closeApp();
   db.close();
   rmSync(dir, { recursive: true, force: true });
 }

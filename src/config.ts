@@ -22,6 +22,11 @@ export interface Config {
   corsOrigins: '*' | string[];
   authMaxFailures: number;
   authLockSeconds: number;
+  /** Scrypt checks each worker runs at once (ALMANAC_AUTH_SCRYPT_CONCURRENCY), and how many more may wait. */
+  authScryptConcurrency: number;
+  authScryptQueue: number;
+  /** The most (address, account) pairs whose failures are kept (ALMANAC_AUTH_TRACKED_PAIRS). */
+  authTrackedPairs: number;
   /** Bytes of serialised answers the response cache of each worker may hold (ALMANAC_CACHE_MB; 0 turns it off). */
   cacheBytes: number;
   logLevel: LogLevel;
@@ -101,6 +106,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: cors === '*' ? '*' : cors.split(',').map((o) => o.trim()).filter(Boolean),
     authMaxFailures: integer(env, 'ALMANAC_AUTH_MAX_FAILURES', 10, 1, 1_000_000),
     authLockSeconds: integer(env, 'ALMANAC_AUTH_LOCK_SECONDS', 900, 1, 31_536_000),
+    authScryptConcurrency: integer(env, 'ALMANAC_AUTH_SCRYPT_CONCURRENCY', 1, 1, 64),
+    authScryptQueue: integer(env, 'ALMANAC_AUTH_SCRYPT_QUEUE', 32, 0, 100_000),
+    authTrackedPairs: integer(env, 'ALMANAC_AUTH_TRACKED_PAIRS', 100_000, 10, 100_000_000),
     cacheBytes: integer(env, 'ALMANAC_CACHE_MB', 16, 0, 65_536) * 1024 * 1024,
     logLevel,
     validateResponses: false,

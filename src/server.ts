@@ -44,8 +44,8 @@ export async function serve(config: Config, options: { prepared?: boolean } = {}
   const log = createLogger(config.logLevel);
   if (!options.prepared) await prepareDatabase(config, log);
   const db = openDatabase(config.dbPath);
-  const { listener } = await createApp({ db, config, log });
-  const server = createHttpServer(listener);
+  const app = await createApp({ db, config, log });
+  const server = createHttpServer(app.listener);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -65,6 +65,7 @@ export async function serve(config: Config, options: { prepared?: boolean } = {}
     server.close(() => {
       db.pragma('wal_checkpoint(TRUNCATE)');
       db.close();
+      app.close();
       process.exit(0);
     });
     server.closeIdleConnections();
