@@ -2305,8 +2305,52 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `rest_request_too_large`: the body is larger than the configured limit (`ALMANAC_BODY_LIMIT`, 1 MB by default). */
+        /**
+         * @description `rest_request_too_large`: the body is larger than the configured limit (`ALMANAC_BODY_LIMIT`, 1 MB by default).
+         *     A `Content-Length` over the limit is answered at once, before any of the body is read, and the connection is
+         *     closed.
+         */
         TooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `rest_request_timeout`: the request was not received in time: its headers within `ALMANAC_HEADERS_TIMEOUT`
+         *     (20 s by default) or the whole of it, body included, within `ALMANAC_REQUEST_TIMEOUT` (60 s). Nothing was
+         *     changed, and the connection is closed.
+         */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The change could not be stored, and nothing was changed: `rest_storage_read_only` (the database file or its
+         *     folder cannot be written), `rest_database_busy` (another process kept the database locked past the busy
+         *     timeout). Try again after `Retry-After` seconds.
+         */
+        StorageUnavailable: {
+            headers: {
+                /** @description Seconds to wait before trying again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `rest_insufficient_storage`: the server has no storage left for the change (its disk is full), and nothing
+         *     was changed. Writes succeed again once space frees, without a restart; reads go on meanwhile.
+         */
+        InsufficientStorage: {
             headers: {
                 [name: string]: unknown;
             };
@@ -3018,8 +3062,11 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getEvent: {
@@ -3152,9 +3199,12 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateEvent: {
@@ -3213,9 +3263,12 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteEvent: {
@@ -3274,6 +3327,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `event-is-in-trash`: the event is already trashed. */
             410: {
                 headers: {
@@ -3284,7 +3338,10 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchEvent: {
@@ -3343,9 +3400,12 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getEventBySlug: {
@@ -3458,9 +3518,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateEventBySlug: {
@@ -3508,9 +3571,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteEventBySlug: {
@@ -3558,6 +3624,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `event-is-in-trash`: the event is already trashed. */
             410: {
                 headers: {
@@ -3568,7 +3635,10 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchEventBySlug: {
@@ -3616,9 +3686,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     listVenues: {
@@ -3747,8 +3820,11 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getVenue: {
@@ -3861,9 +3937,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateVenue: {
@@ -3911,9 +3990,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteVenue: {
@@ -3961,6 +4043,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `venue-is-in-trash`: the venue is already trashed. */
             410: {
                 headers: {
@@ -3971,7 +4054,10 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchVenue: {
@@ -4019,9 +4105,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getVenueBySlug: {
@@ -4134,9 +4223,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateVenueBySlug: {
@@ -4184,9 +4276,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteVenueBySlug: {
@@ -4234,6 +4329,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `venue-is-in-trash`: the venue is already trashed. */
             410: {
                 headers: {
@@ -4244,7 +4340,10 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchVenueBySlug: {
@@ -4292,9 +4391,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     listOrganizers: {
@@ -4423,8 +4525,11 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getOrganizer: {
@@ -4537,9 +4642,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateOrganizer: {
@@ -4587,9 +4695,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteOrganizer: {
@@ -4637,6 +4748,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `organizer-is-in-trash`: the organizer is already trashed. */
             410: {
                 headers: {
@@ -4647,7 +4759,10 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchOrganizer: {
@@ -4695,9 +4810,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getOrganizerBySlug: {
@@ -4810,9 +4928,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateOrganizerBySlug: {
@@ -4860,9 +4981,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteOrganizerBySlug: {
@@ -4910,6 +5034,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `organizer-is-in-trash`: the organizer is already trashed. */
             410: {
                 headers: {
@@ -4920,7 +5045,10 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchOrganizerBySlug: {
@@ -4968,9 +5096,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     listCategories: {
@@ -5079,8 +5210,11 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getCategory: {
@@ -5176,9 +5310,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateCategory: {
@@ -5226,9 +5363,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteCategory: {
@@ -5276,8 +5416,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchCategory: {
@@ -5325,9 +5469,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     listTags: {
@@ -5434,8 +5581,11 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getTag: {
@@ -5531,9 +5681,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateTag: {
@@ -5581,9 +5734,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteTag: {
@@ -5631,8 +5787,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchTag: {
@@ -5680,9 +5840,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getEventsCalendar: {

@@ -53,7 +53,7 @@ const admin: Credentials = { login: 'admin', password: 'fuzz-bootstrap-secret' }
 await ensureBootstrapAdmin(repos.users, admin.login, admin.password);
 const authorUser = repos.users.create({ login: 'fuzz-author', email: 'fuzz-author@example.test', role: 'author' });
 const author: Credentials = { login: 'fuzz-author', password: addGeneratedPassword(repos.users, authorUser.id, 'fuzz').display };
-const server = createHttpServer(listener);
+const server = createHttpServer(listener, config);
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 

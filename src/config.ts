@@ -18,6 +18,9 @@ export interface Config {
   /** Starts in a row that may fail in every worker place before the primary gives up (ALMANAC_WORKER_START_ATTEMPTS). */
   workerStartAttempts: number;
   bodyLimitBytes: number;
+  /** A client's time to send its headers (ALMANAC_HEADERS_TIMEOUT) and its whole request (ALMANAC_REQUEST_TIMEOUT). */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
   /** `*` echoes any Origin; otherwise the allowed origins. */
   corsOrigins: '*' | string[];
   authMaxFailures: number;
@@ -75,6 +78,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const geofence = Number(env.ALMANAC_GEOFENCE_KM || '40.2');
   if (!Number.isFinite(geofence) || geofence <= 0) throw new ConfigError(`ALMANAC_GEOFENCE_KM must be a positive number, not "${env.ALMANAC_GEOFENCE_KM}"`);
 
+  const headersTimeout = integer(env, 'ALMANAC_HEADERS_TIMEOUT', 20, 1, 3600);
+  const requestTimeout = integer(env, 'ALMANAC_REQUEST_TIMEOUT', 60, 1, 3600);
+  if (headersTimeout > requestTimeout) {
+    throw new ConfigError(`ALMANAC_HEADERS_TIMEOUT (${headersTimeout}) cannot be longer than ALMANAC_REQUEST_TIMEOUT (${requestTimeout}): the headers are part of the request`);
+  }
+
   const workersRaw = env.ALMANAC_WORKERS || '1';
   const workers = workersRaw === 'auto' ? 0 : integer(env, 'ALMANAC_WORKERS', 1, 1, 256);
 
@@ -103,6 +112,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workers,
     workerStartAttempts: integer(env, 'ALMANAC_WORKER_START_ATTEMPTS', 5, 1, 1000),
     bodyLimitBytes: bodyLimit,
+    headersTimeoutMs: headersTimeout * 1000,
+    requestTimeoutMs: requestTimeout * 1000,
     corsOrigins: cors === '*' ? '*' : cors.split(',').map((o) => o.trim()).filter(Boolean),
     authMaxFailures: integer(env, 'ALMANAC_AUTH_MAX_FAILURES', 10, 1, 1_000_000),
     authLockSeconds: integer(env, 'ALMANAC_AUTH_LOCK_SECONDS', 900, 1, 31_536_000),

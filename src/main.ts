@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { ConfigError, loadConfig } from './config.js';
 import { MigrationError } from './db/migrate.js';
-import { prepareDatabase, serve } from './server.js';
+import { prepareDatabase, serve, StartupError } from './server.js';
 import { createLogger } from './log.js';
 import { reportStartFailure, superviseWorkers } from './workers.js';
 
@@ -24,7 +24,7 @@ try {
     await serve(config, { prepared: true }).catch(reportStartFailure);
   }
 } catch (err) {
-  if (err instanceof ConfigError || err instanceof MigrationError) {
+  if (err instanceof ConfigError || err instanceof MigrationError || err instanceof StartupError) {
     process.stderr.write(`almanac: ${err.message}\n`);
     process.exit(2);
   }

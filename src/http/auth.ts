@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import type { AuthFailuresRepository } from '../db/authFailures.js';
+import { storageFault } from '../db/faults.js';
 import type { Generation } from '../db/generation.js';
 import type { User } from '../db/users.js';
 import { sha256Hex, type CredentialCheck, type CredentialVerifier } from '../domain/passwords.js';
@@ -83,6 +84,20 @@ export function authenticate(verifier: CredentialVerifier, lockout: LockoutPolic
   const { trustProxy, log, settled, generation } = options;
   const failures = lockout.failures;
   const refusals = new Episode(log, 'warn', 'password checks refused: the scrypt queue is full (ALMANAC_AUTH_SCRYPT_QUEUE)', 'password checks keep up again');
+  const unrecorded = new Episode(log, 'error', 'failed authentications cannot be recorded: their file cannot be written', 'failed authentications are recorded again');
+  /**
+   * Records failures (or clears them). When the storage refuses, the attempt is still answered as it should be (401,
+   * or the caller let in), locks recorded before still hold, and guessing stays bound by the scrypt gate meanwhile.
+   */
+  const record = (work: () => unknown) => {
+    try {
+      work();
+      unrecorded.end();
+    } catch (err) {
+      if (storageFault(err) === null) throw err;
+      unrecorded.fail({ error: (err as Error).message });
+    }
+  };
   return async (ctx, next) => {
     ctx.state.user = null;
     const header = ctx.get('Authorization');
@@ -120,10 +135,10 @@ export function authenticate(verifier: CredentialVerifier, lockout: LockoutPolic
       }
       if (!remembered) refusals.end();
       if (!check.ok) {
-        failures.fail(address, account, now, { max: lockout.maxFailures, windowMs: FAILURE_WINDOW_MS, lockMs: lockout.lockSeconds * 1000 });
+        record(() => failures.fail(address, account, now, { max: lockout.maxFailures, windowMs: FAILURE_WINDOW_MS, lockMs: lockout.lockSeconds * 1000 }));
         throw new ApiError(401, check.reason, MESSAGES[check.reason]);
       }
-      if (before.recorded) failures.clear(address, account);
+      if (before.recorded) record(() => failures.clear(address, account));
       const caller: Caller = { id: check.user.id, login: check.user.login, role: check.user.role };
       ctx.state.user = caller;
       if (g && remembered && !before.recorded) settled!.keep(key, at, lockoutAt, now, remembered, caller);

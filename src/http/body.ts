@@ -13,7 +13,7 @@ export type RawBody = { kind: 'json'; value: unknown } | { kind: 'form'; value: 
 export function readBody(limitBytes: number): Middleware {
   const parse = bodyParser({
     enableTypes: ['json', 'form'],
-    parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'],
+    parsedMethods: [...BODY_METHODS],
     jsonLimit: limitBytes,
     formLimit: limitBytes,
     encoding: 'utf-8',
@@ -23,6 +23,9 @@ export function readBody(limitBytes: number): Middleware {
     },
   });
   return async (ctx, next) => {
+    // refused before a byte of it is read; the parser's own check misreads a length of 2^31 or more (it truncates it
+    // to 32 bits) and would wait for a body that never comes
+    if (BODY_METHODS.has(ctx.method) && Number(ctx.get('Content-Length')) > limitBytes) throw tooLarge();
     let raw: RawBody = { kind: 'none' };
     await parse(ctx, async () => {
       const text = ctx.request.rawBody;
@@ -46,6 +49,13 @@ export function readBody(limitBytes: number): Middleware {
   };
 }
 
+/** The methods whose bodies are read (WordPress reads all four). */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** 413; the connection closes after it, so the rest of a body too large is never read. */
+const tooLarge = (): ApiError =>
+  new ApiError(413, 'rest_request_too_large', 'The request body is larger than this server accepts.', {}, { Connection: 'close' });
+
 /** No request of this API nests deeper than a few levels; deeper bodies are refused before anything walks them. */
 const MAX_DEPTH = 32;
 
@@ -64,9 +74,7 @@ function depthOf(value: unknown): number {
 }
 
 function bodyError(err: Error & { status?: number; type?: string }): ApiError {
-  if (err.status === 413 || err.type === 'entity.too.large') {
-    return new ApiError(413, 'rest_request_too_large', 'The request body is larger than this server accepts.');
-  }
+  if (err.status === 413 || err.type === 'entity.too.large') return tooLarge();
   if (err.status === 415 || err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
     return new ApiError(415, 'rest_unsupported_encoding', 'The request body uses an encoding this server does not read.');
   }

@@ -45,7 +45,7 @@ export class TestServer {
     const logs: string[] = [];
     const { listener, repos, close } = await createApp({ db, config, log: createLogger(config.logLevel, (line) => logs.push(line)) });
     await ensureBootstrapAdmin(repos.users, 'admin', 'bootstrap-secret');
-    const server = createHttpServer(listener);
+    const server = createHttpServer(listener, config);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
     return new TestServer(`http://127.0.0.1:${port}`, db, repos, config, server, close, dir, logs);
