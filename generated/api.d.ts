@@ -2362,13 +2362,16 @@ export interface components {
             };
         };
         /**
-         * @description `rest_too_many_requests`: too many failed authentications from this address for this login
-         *     (`ALMANAC_AUTH_MAX_FAILURES` within 15 minutes); every attempt answers this until the lock ends
-         *     (`ALMANAC_AUTH_LOCK_SECONDS`), whatever the password.
+         * @description `rest_too_many_requests`: too many failed authentications from this address for this account, its login and
+         *     its e-mail address counted together (`ALMANAC_AUTH_MAX_FAILURES` within 15 minutes); every attempt answers
+         *     this until the lock ends (`ALMANAC_AUTH_LOCK_SECONDS`), whatever the password. Also, with `Retry-After: 1`,
+         *     when a password that needs a slow check (scrypt: a password a person chose) finds too many such checks
+         *     waiting already (`ALMANAC_AUTH_SCRYPT_QUEUE`); that attempt is not counted as a failure. Generated
+         *     application passwords never wait.
          */
         TooManyRequests: {
             headers: {
-                /** @description Seconds until the lock ends. */
+                /** @description Seconds until the lock ends, or until a slow check may find room. */
                 "Retry-After"?: number;
                 [name: string]: unknown;
             };
@@ -2385,8 +2388,52 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `rest_request_too_large`: the body is larger than the configured limit (`ALMANAC_BODY_LIMIT`, 1 MB by default). */
+        /**
+         * @description `rest_request_too_large`: the body is larger than the configured limit (`ALMANAC_BODY_LIMIT`, 1 MB by default).
+         *     A `Content-Length` over the limit is answered at once, before any of the body is read, and the connection is
+         *     closed.
+         */
         TooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `rest_request_timeout`: the request was not received in time: its headers within `ALMANAC_HEADERS_TIMEOUT`
+         *     (20 s by default) or the whole of it, body included, within `ALMANAC_REQUEST_TIMEOUT` (60 s). Nothing was
+         *     changed, and the connection is closed.
+         */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The change could not be stored, and nothing was changed: `rest_storage_read_only` (the database file or its
+         *     folder cannot be written), `rest_database_busy` (another process kept the database locked past the busy
+         *     timeout). Try again after `Retry-After` seconds.
+         */
+        StorageUnavailable: {
+            headers: {
+                /** @description Seconds to wait before trying again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `rest_insufficient_storage`: the server has no storage left for the change (its disk is full), and nothing
+         *     was changed. Writes succeed again once space frees, without a restart; reads go on meanwhile.
+         */
+        InsufficientStorage: {
             headers: {
                 [name: string]: unknown;
             };
@@ -3131,9 +3178,12 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getEvent: {
@@ -3282,10 +3332,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateEvent: {
@@ -3349,10 +3402,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteEvent: {
@@ -3411,6 +3467,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `event-is-in-trash`: the event is already trashed. */
             410: {
                 headers: {
@@ -3421,7 +3478,10 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchEvent: {
@@ -3485,10 +3545,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getEventBySlug: {
@@ -3617,10 +3680,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateEventBySlug: {
@@ -3673,10 +3739,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteEventBySlug: {
@@ -3724,6 +3793,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `event-is-in-trash`: the event is already trashed. */
             410: {
                 headers: {
@@ -3734,7 +3804,10 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchEventBySlug: {
@@ -3787,10 +3860,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     listVenues: {
@@ -3970,9 +4046,12 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getVenue: {
@@ -4101,10 +4180,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateVenue: {
@@ -4157,10 +4239,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteVenue: {
@@ -4208,6 +4293,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `venue-is-in-trash`: the venue is already trashed. */
             410: {
                 headers: {
@@ -4218,7 +4304,10 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchVenue: {
@@ -4271,10 +4360,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getVenueBySlug: {
@@ -4403,10 +4495,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateVenueBySlug: {
@@ -4459,10 +4554,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteVenueBySlug: {
@@ -4510,6 +4608,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `venue-is-in-trash`: the venue is already trashed. */
             410: {
                 headers: {
@@ -4520,7 +4619,10 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchVenueBySlug: {
@@ -4573,10 +4675,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     listOrganizers: {
@@ -4756,9 +4861,12 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getOrganizer: {
@@ -4887,10 +4995,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateOrganizer: {
@@ -4943,10 +5054,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteOrganizer: {
@@ -4994,6 +5108,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `organizer-is-in-trash`: the organizer is already trashed. */
             410: {
                 headers: {
@@ -5004,7 +5119,10 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchOrganizer: {
@@ -5057,10 +5175,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getOrganizerBySlug: {
@@ -5189,10 +5310,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateOrganizerBySlug: {
@@ -5245,10 +5369,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteOrganizerBySlug: {
@@ -5296,6 +5423,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `organizer-is-in-trash`: the organizer is already trashed. */
             410: {
                 headers: {
@@ -5306,7 +5434,10 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchOrganizerBySlug: {
@@ -5359,10 +5490,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     listCategories: {
@@ -5495,9 +5629,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getCategory: {
@@ -5607,10 +5744,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateCategory: {
@@ -5663,10 +5803,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteCategory: {
@@ -5714,8 +5857,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchCategory: {
@@ -5768,10 +5915,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     listTags: {
@@ -5902,9 +6052,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getTag: {
@@ -6014,10 +6167,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateTag: {
@@ -6070,10 +6226,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteTag: {
@@ -6121,8 +6280,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchTag: {
@@ -6175,10 +6338,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getEventsCalendar: {

@@ -48,12 +48,12 @@ const log = createLogger('error', (line) => {
   serverErrors.set(entry.requestId ?? '?', entry.error ?? entry.msg ?? line);
   if (serverErrors.size > 100) serverErrors.delete(serverErrors.keys().next().value!);
 });
-const { listener, repos } = await createApp({ db, config, log });
+const { listener, repos, close: closeApp } = await createApp({ db, config, log });
 const admin: Credentials = { login: 'admin', password: 'fuzz-bootstrap-secret' };
 await ensureBootstrapAdmin(repos.users, admin.login, admin.password);
 const authorUser = repos.users.create({ login: 'fuzz-author', email: 'fuzz-author@example.test', role: 'author' });
 const author: Credentials = { login: 'fuzz-author', password: addGeneratedPassword(repos.users, authorUser.id, 'fuzz').display };
-const server = createHttpServer(listener);
+const server = createHttpServer(listener, config);
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 
@@ -137,6 +137,7 @@ try {
 } finally {
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
+  closeApp();
   db.close();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -884,8 +884,8 @@ function authOptions(ctx: FuzzContext, req: FuzzRequest): { as?: Credentials; he
 }
 
 /**
- * A cheap fingerprint of everything a write can touch (auth_failures aside, which wrong credentials legitimately
- * change): counts, the latest modification, and length/id sums of the content columns.
+ * A cheap fingerprint of everything a write can touch: counts, the latest modification, and length/id sums of the
+ * content columns.
  */
 export function fingerprint(db: Database.Database): string {
   const row = db.prepare(`SELECT

@@ -1,7 +1,7 @@
 import type { RequestListener } from 'node:http';
 import Koa from 'koa';
 import type { Config } from './config.js';
-import { AuthFailuresRepository } from './db/authFailures.js';
+import { AuthFailuresRepository, lockoutPathOf } from './db/authFailures.js';
 import type { Db } from './db/connection.js';
 import { generationOf } from './db/generation.js';
 import { MediaRepository } from './db/media.js';
@@ -9,7 +9,7 @@ import { PostsRepository } from './db/posts.js';
 import { TermsRepository } from './db/terms.js';
 import { UsersRepository } from './db/users.js';
 import { parseZone } from './domain/dates.js';
-import { CredentialVerifier } from './domain/passwords.js';
+import { CredentialVerifier, ScryptGate } from './domain/passwords.js';
 import { discoveryHandlers } from './handlers/discovery.js';
 import { docsHandlers } from './handlers/docs.js';
 import { eventHandlers } from './handlers/events.js';
@@ -45,6 +45,8 @@ export interface App {
   repos: Repositories;
   /** What the HTTP server calls: the front answer from the response cache (front.ts), else Koa. */
   listener: RequestListener;
+  /** Closes what the app opened beside the database it was given (the failure counts' file). */
+  close: () => void;
 }
 
 /** The Koa application over an open, migrated database (no listen). Middleware runs in the order below. */
@@ -72,8 +74,9 @@ export async function createApp({ db, config, log }: { db: Db; config: Config; l
     },
   });
 
-  const verifier = new CredentialVerifier(repos.users);
-  const settled = new SettledCallers(verifier);
+  const verifier = new CredentialVerifier(repos.users, new ScryptGate(config.authScryptConcurrency, config.authScryptQueue));
+  const failures = new AuthFailuresRepository(lockoutPathOf(config.dbPath), config.authTrackedPairs);
+  const settled = new SettledCallers(verifier, () => failures.generation());
   const generation = generationOf(db);
   const cache = config.cacheBytes > 0 ? new ResponseCache(db, config.cacheBytes) : null;
 
@@ -81,13 +84,13 @@ export async function createApp({ db, config, log }: { db: Db; config: Config; l
   koa.use(respond(config, log)); // errors → WordPress shape, common headers, _fields, _envelope, JSON
   koa.use(resolveRoute(backend, config)); // rest_route, /de /fr, _method, route match, query normalisation
   koa.use(readBody(config.bodyLimitBytes)); // JSON and form bodies, size limit
-  const lockout = { failures: new AuthFailuresRepository(db), maxFailures: config.authMaxFailures, lockSeconds: config.authLockSeconds };
-  koa.use(authenticate(verifier, lockout, { trustProxy: config.trustProxy, settled, generation })); // application passwords, lock-out
+  const lockout = { failures, maxFailures: config.authMaxFailures, lockSeconds: config.authLockSeconds };
+  koa.use(authenticate(verifier, lockout, { trustProxy: config.trustProxy, log, settled, generation })); // application passwords, lock-out
   if (cache) koa.use(cache.middleware(db)); // serialised GET answers, exactly invalidated by any write
   koa.use(dispatch(backend, parseZone(config.siteTimezone)!)); // OPTIONS, openapi-backend: validate, check capabilities, typed handler
 
   const throughKoa = koa.callback();
   const front = cache ? frontAnswer({ cache, settled, generation, config, log }) : null;
   const listener: RequestListener = front ? (req, res) => front(req, res) || throughKoa(req, res) : throughKoa;
-  return { koa, backend, repos, listener };
+  return { koa, backend, repos, listener, close: () => failures.close() };
 }

@@ -79,12 +79,7 @@ describe('what retires cached answers', () => {
 describe('the front answer (a cached GET answered before Koa)', () => {
   /** Every header line but the two that differ by nature between any two answers. */
   const replayable = (lines: [string, string][]) => lines.filter(([name]) => !/^(x-request-id|date)$/i.test(name));
-  /** Whether the front answer, not the pipeline, answered the request of this id (its log line says so). */
-  const frontAnswered = (requestId: string) => {
-    const line = s.logs.map((l) => JSON.parse(l) as { requestId?: string; front?: boolean }).find((l) => l.requestId === requestId);
-    expect(line, requestId).toBeDefined();
-    return line!.front === true;
-  };
+  const frontAnswered = (requestId: string) => s.frontAnswered(requestId);
 
   it('sends the very bytes and header lines, in order, that the full pipeline sent, with a request id of its own', async () => {
     const e = await create({ title: 'Replayed', categories: [] });

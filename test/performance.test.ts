@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { lockoutPathOf } from '../src/db/authFailures.js';
 import { projectRoot } from '../src/paths.js';
 import { NS, TestServer, type Credentials } from './helpers/server.js';
 
@@ -78,9 +79,11 @@ describe('remembered credentials', () => {
   it('still meet the lock-out: a pair locked by this or another process answers 429, right password or not', async () => {
     const dave = s.user('author', 'memo-dave');
     expect([await me(dave), await me(dave), await me(dave)]).toEqual([200, 200, 200]);
-    const other = new Database(s.config.dbPath);
-    other.prepare('INSERT INTO auth_failures (address, login, failures, window_start, locked_until) VALUES (?, ?, 0, ?, ?)')
-      .run('127.0.0.1', 'memo-dave', Date.now(), Date.now() + 60_000);
+    // another process locks the pair (another connection to the failure counts' file)
+    const other = new Database(lockoutPathOf(s.config.dbPath));
+    const account = `#${s.repos.users.findByLoginOrEmail('memo-dave')!.id}`;
+    other.prepare('INSERT INTO auth_failures (address, account, failures, window_start, locked_until, expires) VALUES (?, ?, 0, ?, ?, ?)')
+      .run('127.0.0.1', account, Date.now(), Date.now() + 60_000, Date.now() + 60_000);
     other.close();
     expect(await me(dave)).toBe(429);
     const erin = s.user('author', 'memo-erin');

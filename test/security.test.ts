@@ -1,4 +1,7 @@
+import Database from 'better-sqlite3';
+import { scrypt as scryptCallback } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lockoutPathOf } from '../src/db/authFailures.js';
 import { basic, NS, TestServer, type Credentials } from './helpers/server.js';
 
 describe('authentication lock-out', () => {
@@ -61,6 +64,134 @@ describe('authentication lock-out', () => {
     } finally {
       connection.close();
       await behind.close();
+    }
+  });
+});
+
+describe('wrong credentials in floods', () => {
+  /** The failure counts of a server, read as another process would (another connection to their file). */
+  const countsOf = (server: TestServer) => {
+    const db = new Database(lockoutPathOf(server.config.dbPath), { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare('SELECT account, failures FROM auth_failures').all() as { account: string; failures: number }[];
+    } finally {
+      db.close();
+    }
+  };
+  const tags = (server: TestServer, as: Credentials) => server.raw('GET', `${NS}/tags`, { as });
+
+  it('count the login and the e-mail address of one account as one, in any case', async () => {
+    const s = await TestServer.start({ authMaxFailures: 3, authLockSeconds: 60 });
+    try {
+      const user = s.user('editor', 'two-names');
+      expect((await tags(s, { login: 'two-names', password: 'wrong' })).status).toBe(401);
+      expect((await tags(s, { login: 'two-names@example.test', password: 'wrong' })).status).toBe(401);
+      expect((await tags(s, { login: 'TWO-NAMES@EXAMPLE.TEST', password: 'wrong' })).status).toBe(401);
+      for (const login of ['two-names', 'two-names@example.test']) {
+        const locked = await tags(s, { login, password: user.password });
+        expect(locked.status, login).toBe(429);
+        expect(locked.body.code).toBe('rest_too_many_requests');
+      }
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('retire no cached answer, in this process or another on the same database, and still lock across both', async () => {
+    const first = await TestServer.start({ authMaxFailures: 3, authLockSeconds: 60, logLevel: 'debug' });
+    const second = await TestServer.start({ dbPath: first.config.dbPath, authMaxFailures: 3, authLockSeconds: 60, logLevel: 'debug' });
+    try {
+      const victim = first.user('author', 'guessed-at');
+      const id = (await first.raw('POST', `${NS}/events`, { as: first.admin, json: { title: 'Read while guessed at', start_date: '2031-03-01 10:00', end_date: '2031-03-01 11:00' } })).body.id;
+      const read = async (server: TestServer) => {
+        const r = await server.raw('GET', `${NS}/events/${id}`);
+        expect(r.status).toBe(200);
+        return server.frontAnswered(r.headers.get('X-Request-Id')!);
+      };
+      for (const server of [first, second]) {
+        await read(server);
+        expect(await read(server), 'cached before the guesses').toBe(true);
+      }
+      expect((await tags(first, { login: 'guessed-at', password: 'guess 1' })).status).toBe(401);
+      expect((await tags(second, { login: 'made-up-login', password: 'guess' })).status).toBe(401);
+      expect((await tags(second, { login: 'guessed-at', password: 'guess 2' })).status).toBe(401);
+      for (const server of [first, second]) expect(await read(server), 'still cached after the guesses').toBe(true);
+      expect((await tags(first, { login: 'guessed-at', password: 'guess 3' })).status).toBe(401);
+      // three failures, counted by two processes: the account is locked in both
+      for (const server of [first, second]) expect((await tags(server, victim)).status).toBe(429);
+    } finally {
+      await second.close();
+      await first.close();
+    }
+  });
+
+  it('keep at most ALMANAC_AUTH_TRACKED_PAIRS pairs, locked ones last to go', async () => {
+    const s = await TestServer.start({ authMaxFailures: 3, authLockSeconds: 60, authTrackedPairs: 10 });
+    try {
+      const user = s.user('author', 'locked-first');
+      for (let i = 0; i < 3; i++) await tags(s, { login: 'locked-first', password: 'wrong' });
+      for (let i = 0; i < 40; i++) expect((await tags(s, { login: `made-up-${i}`, password: 'guess' })).status).toBe(401);
+      expect(countsOf(s).length).toBeLessThanOrEqual(10);
+      expect((await tags(s, user)).status, 'the locked pair outlived the made-up ones').toBe(429);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('compute identical checks at the same time once: 200 first uses of the bootstrap password cost one scrypt', async () => {
+    const s = await TestServer.start();
+    try {
+      // CPU time of this process (the server runs in it, and scrypt on its threads), in ms
+      const cpuOf = async (work: () => Promise<unknown>) => {
+        const before = process.cpuUsage();
+        await work();
+        const used = process.cpuUsage(before);
+        return (used.user + used.system) / 1000;
+      };
+      const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+      // what one scrypt of a password check costs (the parameters of src/domain/passwords.ts)
+      const scrypts: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        scrypts.push(await cpuOf(() => new Promise((resolve, reject) =>
+          scryptCallback('a password', 'a salt', 32, { N: 16384, r: 8, p: 1 }, (err, key) => (err ? reject(err) : resolve(key))))));
+      }
+      const scrypt = median(scrypts);
+      await tags(s, { login: 'warm-up', password: 'x' });
+      // 200 connections, then the same request on each at once: all arrive before the first check can end
+      const request = `GET ${NS}/tags HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${basic(s.admin)}\r\nConnection: close\r\n\r\n`;
+      const burst = async () => {
+        const connections = await Promise.all(Array.from({ length: 200 }, () => s.connect()));
+        return cpuOf(async () => {
+          for (const c of connections) c.send(request);
+          const answers = await Promise.all(connections.map((c) => c.answer()));
+          expect(answers.map((a) => a.status)).toEqual(Array(200).fill(200));
+        });
+      };
+      const first = await burst(); // the password is checked, once for all: one scrypt
+      const again = await burst(); // remembered: no scrypt at all
+      expect(first - again, `CPU ms of the first uses beyond the same requests remembered; one scrypt costs ${scrypt.toFixed(1)}`).toBeLessThan(6 * scrypt);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('refuse checks beyond the scrypt queue at once with 429, without counting them as failures', async () => {
+    const s = await TestServer.start({ authMaxFailures: 1000, authScryptConcurrency: 1, authScryptQueue: 2 });
+    try {
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => tags(s, { login: 'flooded', password: `guess ${i}` })));
+      const refused = answers.filter((a) => a.status === 429);
+      const failed = answers.filter((a) => a.status === 401);
+      expect(refused.length + failed.length).toBe(20);
+      expect(refused.length).toBeGreaterThan(0);
+      expect(failed.length).toBeGreaterThanOrEqual(3);
+      for (const r of refused) {
+        expect(r.body.code).toBe('rest_too_many_requests');
+        expect(r.headers.get('Retry-After')).toBe('1');
+      }
+      expect((await s.raw('GET', `${NS}/tags`)).status, 'anonymous callers are not refused').toBe(200);
+      expect(countsOf(s)).toEqual([{ account: 'flooded', failures: failed.length }]);
+    } finally {
+      await s.close();
     }
   });
 });

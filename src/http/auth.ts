@@ -1,7 +1,10 @@
 import type { Middleware } from 'koa';
 import type { AuthFailuresRepository } from '../db/authFailures.js';
+import { storageFault } from '../db/faults.js';
 import type { Generation } from '../db/generation.js';
+import type { User } from '../db/users.js';
 import { sha256Hex, type CredentialCheck, type CredentialVerifier } from '../domain/passwords.js';
+import { Episode, type Logger } from '../log.js';
 import { ApiError } from './errors.js';
 import { clientAddress } from './origin.js';
 import type { Caller } from './state.js';
@@ -25,47 +28,76 @@ function tooMany(lockedUntil: number, now: number): ApiError {
   return new ApiError(429, 'rest_too_many_requests', `Too many failed authentication attempts. Try again in ${seconds} seconds.`, {}, { 'Retry-After': String(seconds) });
 }
 
+const busy = (): ApiError =>
+  new ApiError(429, 'rest_too_many_requests', 'Too many password checks are waiting. Try again in 1 second.', {}, { 'Retry-After': '1' });
+
 /**
- * Credentials that verified, with the pair not locked and no failure on record, at a database generation: while the
- * generation is the same, nothing they were read from has changed (user, passwords, lock-out), so the same header
- * from the same address is the same caller, without decoding it or reading anything but the generation. Keyed by a
- * digest of address and header, never the header itself; the address is in the key because the lock-out is per
- * address (behind a trusted proxy, one connection carries many clients). One per worker, shared by the
- * authentication stage and the front answer (front.ts).
+ * Whose failures an attempt counts against: the account its login or e-mail address names (both count as one), or
+ * the login as sent when it names none (logins and e-mail addresses compare without case).
+ */
+const accountOf = (user: User | null, login: string): string => (user ? `#${user.id}` : login.toLowerCase());
+
+/** Generations as the settled callers compare them: the database's and the failure counts'. */
+export const generationKey = (g: Generation): string => `${g.version}:${g.changes}`;
+
+/**
+ * Credentials that verified, with the pair not locked and no failure on record, at a database generation and a
+ * generation of the failure counts: while both are the same, nothing they were read from has changed (user,
+ * passwords, lock-out), so the same header from the same address is the same caller, without decoding it or reading
+ * anything but the generations. Keyed by a digest of address and header, never the header itself; the address is in
+ * the key because the lock-out is per address (behind a trusted proxy, one connection carries many clients). One per
+ * worker, shared by the authentication stage and the front answer (front.ts).
  */
 export class SettledCallers {
-  private readonly settled = new Map<string, { generation: string; until: number; check: Extract<CredentialCheck, { ok: true }>; caller: Caller }>();
+  private readonly settled = new Map<string, { generation: string; lockout: string; until: number; check: Extract<CredentialCheck, { ok: true }>; caller: Caller }>();
 
-  constructor(private readonly verifier: CredentialVerifier) {}
+  constructor(private readonly verifier: CredentialVerifier, private readonly lockoutGeneration: () => Generation) {}
 
   static keyOf(address: string, header: string): string {
     return sha256Hex(`${address}\0${header}`);
   }
 
-  /** The caller settled under `key` at generation `at` (its use noted), or undefined. */
+  /** The caller settled under `key` at database generation `at` (its use noted), or undefined. */
   find(key: string, at: string, now: number, ip: string | null): Caller | undefined {
     const known = this.settled.get(key);
     if (known === undefined || known.generation !== at || known.until <= now) return undefined;
+    // read only for a candidate: anonymous requests and unknown headers never pay for it
+    if (known.lockout !== generationKey(this.lockoutGeneration())) return undefined;
     this.verifier.noteUse(known.check, ip);
     return known.caller;
   }
 
-  keep(key: string, at: string, now: number, check: Extract<CredentialCheck, { ok: true }>, caller: Caller): void {
+  /** `lockout`: the failure counts' generation as read before their state was. */
+  keep(key: string, at: string, lockout: string, now: number, check: Extract<CredentialCheck, { ok: true }>, caller: Caller): void {
     if (this.settled.size >= 10_000) this.settled.clear();
-    this.settled.set(key, { generation: at, until: now + 60_000, check, caller });
+    this.settled.set(key, { generation: at, lockout, until: now + 60_000, check, caller });
   }
 }
-
-/** A database generation as the settled callers compare it. */
-export const generationKey = (g: Generation): string => `${g.version}:${g.changes}`;
 
 /**
  * HTTP Basic with an application password. No Authorization header (or another scheme): anonymous. Credentials
  * that do not verify fail the request with 401 whatever the route, as WordPress does; too many failures from one
- * address for one login lock that pair, and every attempt meanwhile (right password or not) answers 429.
+ * address for one account lock that pair, and every attempt meanwhile (right password or not) answers 429. So does
+ * an attempt that finds the scrypt checks' queue full (see ScryptGate), without counting as a failure.
  */
-export function authenticate(verifier: CredentialVerifier, lockout: LockoutPolicy, options: { trustProxy: boolean; settled?: SettledCallers; generation?: () => Generation }): Middleware {
-  const { trustProxy, settled, generation } = options;
+export function authenticate(verifier: CredentialVerifier, lockout: LockoutPolicy, options: { trustProxy: boolean; log: Logger; settled?: SettledCallers; generation?: () => Generation }): Middleware {
+  const { trustProxy, log, settled, generation } = options;
+  const failures = lockout.failures;
+  const refusals = new Episode(log, 'warn', 'password checks refused: the scrypt queue is full (ALMANAC_AUTH_SCRYPT_QUEUE)', 'password checks keep up again');
+  const unrecorded = new Episode(log, 'error', 'failed authentications cannot be recorded: their file cannot be written', 'failed authentications are recorded again');
+  /**
+   * Records failures (or clears them). When the storage refuses, the attempt is still answered as it should be (401,
+   * or the caller let in), locks recorded before still hold, and guessing stays bound by the scrypt gate meanwhile.
+   */
+  const record = (work: () => unknown) => {
+    try {
+      work();
+      unrecorded.end();
+    } catch (err) {
+      if (storageFault(err) === null) throw err;
+      unrecorded.fail({ error: (err as Error).message });
+    }
+  };
   return async (ctx, next) => {
     ctx.state.user = null;
     const header = ctx.get('Authorization');
@@ -89,22 +121,27 @@ export function authenticate(verifier: CredentialVerifier, lockout: LockoutPolic
       const colon = decoded.indexOf(':');
       const login = (colon < 0 ? decoded : decoded.slice(0, colon)).slice(0, 200);
       const password = colon < 0 ? '' : decoded.slice(colon + 1);
-      // the lock-out state and, for credentials verified before, the user, in one read transaction
-      const { before, remembered } = lockout.failures.readTogether(() => {
-        const state = lockout.failures.state(address, login, now);
-        return { before: state, remembered: state.lockedUntil ? null : verifier.remembered(login, password) };
-      });
+      const user = verifier.lookup(login);
+      const account = accountOf(user, login);
+      const lockoutAt = g ? generationKey(failures.generation()) : '';
+      const before = failures.state(address, account, now);
       if (before.lockedUntil) throw tooMany(before.lockedUntil, now);
+      const remembered = user ? verifier.rememberedFor(user, login, password) : null;
       if (remembered) verifier.noteUse(remembered, ip);
       const check = remembered ?? (await verifier.verify(login, password, ip));
+      if (!check.ok && check.reason === 'busy') {
+        refusals.fail({ requestId: ctx.state.requestId });
+        throw busy();
+      }
+      if (!remembered) refusals.end();
       if (!check.ok) {
-        lockout.failures.fail(address, login, now, { max: lockout.maxFailures, windowMs: FAILURE_WINDOW_MS, lockMs: lockout.lockSeconds * 1000 });
+        record(() => failures.fail(address, account, now, { max: lockout.maxFailures, windowMs: FAILURE_WINDOW_MS, lockMs: lockout.lockSeconds * 1000 }));
         throw new ApiError(401, check.reason, MESSAGES[check.reason]);
       }
-      if (before.recorded) lockout.failures.clear(address, login);
+      if (before.recorded) record(() => failures.clear(address, account));
       const caller: Caller = { id: check.user.id, login: check.user.login, role: check.user.role };
       ctx.state.user = caller;
-      if (g && remembered && !before.recorded) settled!.keep(key, at, now, remembered, caller);
+      if (g && remembered && !before.recorded) settled!.keep(key, at, lockoutAt, now, remembered, caller);
     }
     await next();
   };

@@ -21,7 +21,7 @@ export function readBody(limitBytes: number): Middleware {
   const parse = bodyParser({
     enableTypes: ['json', 'form'],
     detectJSON: (ctx) => Boolean(ctx.request.is('json', '+json')),
-    parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'],
+    parsedMethods: [...BODY_METHODS],
     jsonLimit: limitBytes,
     formLimit: limitBytes,
     encoding: 'utf-8',
@@ -31,6 +31,9 @@ export function readBody(limitBytes: number): Middleware {
     },
   });
   return async (ctx, next) => {
+    // refused before a byte of it is read; the parser's own check misreads a length of 2^31 or more (it truncates it
+    // to 32 bits) and would wait for a body that never comes
+    if (BODY_METHODS.has(ctx.method) && Number(ctx.get('Content-Length')) > limitBytes) throw tooLarge();
     const takesBody = (ctx.state.routed as RoutedRequest).operation?.body;
     if (takesBody && hasContent(ctx.request.length, ctx.get('Transfer-Encoding')) && !ctx.request.is(READABLE)) {
       throw unsupportedMediaType(ctx.request.type);
@@ -68,6 +71,13 @@ function unsupportedMediaType(type: string): ApiError {
   return new ApiError(415, 'rest_unsupported_media_type', `The request body ${sent}: send ${ACCEPTED_MEDIA_TYPES.join(' or ')}.`, { accepted: ACCEPTED_MEDIA_TYPES });
 }
 
+/** The methods whose bodies are read (WordPress reads all four). */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** 413; the connection closes after it, so the rest of a body too large is never read. */
+const tooLarge = (): ApiError =>
+  new ApiError(413, 'rest_request_too_large', 'The request body is larger than this server accepts.', {}, { Connection: 'close' });
+
 /** No request of this API nests deeper than a few levels; deeper bodies are refused before anything walks them. */
 const MAX_DEPTH = 32;
 
@@ -86,9 +96,7 @@ function depthOf(value: unknown): number {
 }
 
 function bodyError(err: Error & { status?: number; type?: string }): ApiError {
-  if (err.status === 413 || err.type === 'entity.too.large') {
-    return new ApiError(413, 'rest_request_too_large', 'The request body is larger than this server accepts.');
-  }
+  if (err.status === 413 || err.type === 'entity.too.large') return tooLarge();
   if (err.status === 415 || err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
     return new ApiError(415, 'rest_unsupported_encoding', 'The request body uses an encoding this server does not read.');
   }

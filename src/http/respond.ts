@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
+import { storageFault, type StorageFault } from '../db/faults.js';
+import { Episode, type Logger } from '../log.js';
 import { replayKey, type CachedAnswer } from './cache.js';
 import { entityTag, notModified } from './conditional.js';
 import { ApiError } from './errors.js';
@@ -26,9 +27,44 @@ export interface Outcome {
   bytes?: Buffer;
 }
 
-/** Any thrown value as a WordPress error. Unknown errors are logged and become a 500 that leaks nothing. */
-export function toApiError(err: unknown, log: Logger, requestId: string): ApiError {
+/** The answer to a storage fault: nothing was changed, and the same request may succeed later. */
+const FAULT_ANSWERS: Record<StorageFault, () => ApiError> = {
+  full: () => new ApiError(507, 'rest_insufficient_storage', 'The server has no storage left for this change, so nothing was changed. Try again later.'),
+  'read-only': () => new ApiError(503, 'rest_storage_read_only', 'The database cannot be written at the moment, so nothing was changed. Try again later.', {}, { 'Retry-After': '60' }),
+  busy: () => new ApiError(503, 'rest_database_busy', 'The database is busy with other writes, so nothing was changed. Try again.', {}, { 'Retry-After': '1' }),
+};
+
+/** Storage faults met by requests, each run of them logged once when it starts and once when writes succeed again. */
+class StorageFaults {
+  private readonly episodes: Record<StorageFault, Episode>;
+
+  constructor(log: Logger) {
+    this.episodes = {
+      full: new Episode(log, 'error', 'storage full: writes are refused with 507 until space frees', 'storage has room again'),
+      'read-only': new Episode(log, 'error', 'the database cannot be written: writes are refused with 503', 'the database can be written again'),
+      busy: new Episode(log, 'warn', 'the database stayed locked by another process: writes are refused with 503', 'writes go through again'),
+    };
+  }
+
+  answer(fault: StorageFault, requestId: string, err: Error): ApiError {
+    this.episodes[fault].fail({ requestId, error: err.message });
+    return FAULT_ANSWERS[fault]();
+  }
+
+  /** A write succeeded: every run of faults has ended. */
+  recovered(): void {
+    for (const episode of Object.values(this.episodes)) episode.end();
+  }
+}
+
+/**
+ * Any thrown value as a WordPress error. A storage fault becomes a clear 507 or 503; any other unknown error is logged
+ * and becomes a 500 that leaks nothing.
+ */
+function toApiError(err: unknown, log: Logger, requestId: string, storage: StorageFaults): ApiError {
   if (err instanceof ApiError) return err;
+  const fault = storageFault(err);
+  if (fault) return storage.answer(fault, requestId, err as Error);
   log.error('unexpected error', { requestId, error: err instanceof Error ? err.stack ?? err.message : String(err) });
   return new ApiError(500, 'rest_internal_error', 'The server could not answer this request.');
 }
@@ -65,6 +101,7 @@ function headerLines(res: ServerResponse): string[] {
  * `_envelope`, adds the headers every WordPress REST answer carries, and writes the JSON.
  */
 export function respond(config: Config, log: Logger): Middleware {
+  const storage = new StorageFaults(log);
   return async (ctx, next) => {
     const started = Date.now();
     const requestId = nextRequestId();
@@ -76,12 +113,13 @@ export function respond(config: Config, log: Logger): Middleware {
       outcome = cached ? { status: cached.status, body: undefined, headers: cached.headers, bytes: cached.bytes } : (ctx.state.outcome as Outcome);
       if (!outcome) throw new Error('no handler produced an answer');
     } catch (err) {
-      const apiError = toApiError(err, log, requestId);
+      const apiError = toApiError(err, log, requestId, storage);
       outcome = { status: apiError.status, body: apiError.toBody(), headers: { ...apiError.headers } };
     }
     const routed = ctx.state.routed as RoutedRequest | undefined;
     const authenticated = Boolean(ctx.state.user);
     const reading = ctx.method === 'GET' || ctx.method === 'HEAD';
+    if (!reading && ctx.method !== 'OPTIONS' && outcome.status < 400) storage.recovered();
 
     ctx.set(COMMON_HEADERS);
     const cachedPrefix = (ctx.state.cached as CachedAnswer | undefined)?.linkPrefix;
