@@ -143,8 +143,12 @@ export class TestServer {
 
 /** Checks a response any client received against the spec (see ContractChecker). */
 export async function checkResponse(method: string, response: Response): Promise<void> {
-  const text = await response.clone().text();
-  await contract.check(method, response.url, response.status, parseBody(text, response.headers), response.headers.get('Content-Type'));
+  await checkAnswer(method, response.url, response.status, await response.clone().text(), response.headers);
+}
+
+/** Checks an answer received by other means (a browser, say) against the spec, from its text and headers. */
+export async function checkAnswer(method: string, url: string, status: number, text: string, headers: Headers): Promise<void> {
+  await contract.check(method, url, status, parseBody(text, headers), headers.get('Content-Type'));
 }
 
 /** A JSON answer parsed; any other (a calendar, the documentation page) as its text. */
