@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/connection.js';
 import { MigrationError } from './db/migrate.js';
-import { prepareDatabase, serve } from './server.js';
+import { ListenError, prepareDatabase, serve } from './server.js';
 import { createLogger } from './log.js';
 
 /**
@@ -65,6 +65,10 @@ try {
   if (err instanceof ConfigError || err instanceof MigrationError) {
     process.stderr.write(`almanac: ${err.message}\n`);
     process.exit(2);
+  }
+  if (err instanceof ListenError) {
+    process.stderr.write(`almanac: ${err.message}\n`);
+    process.exit(1);
   }
   throw err;
 }

@@ -24,6 +24,17 @@ export function createHttpServer(listener: RequestListener): Server {
   return server;
 }
 
+/** The address cannot be listened on: said in one line, without a stack (exit status 1). */
+export class ListenError extends Error {}
+
+function listenError(err: NodeJS.ErrnoException, config: Config): Error {
+  const where = `${config.host}:${config.port}`;
+  if (err.code === 'EADDRINUSE') return new ListenError(`cannot listen on ${where}: another process is using that port (choose another with PORT)`);
+  if (err.code === 'EACCES') return new ListenError(`cannot listen on ${where}: not allowed to use that port (choose one above 1023 with PORT)`);
+  if (err.code === 'EADDRNOTAVAIL') return new ListenError(`cannot listen on ${where}: this machine has no such address (set HOST)`);
+  return err;
+}
+
 /** Migrates the database and ensures the bootstrap administrator (once, before any worker serves). */
 export async function prepareDatabase(config: Config, log: Logger): Promise<void> {
   const db = openDatabase(config.dbPath);
@@ -48,7 +59,7 @@ export async function serve(config: Config, options: { prepared?: boolean } = {}
   const server = createHttpServer(listener);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, config)));
     server.listen(config.port, config.host, resolve);
   });
   const address = server.address();
