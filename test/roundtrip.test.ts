@@ -200,6 +200,16 @@ const translationOf = (resource: Resource): NotAsSent => ({
   },
 });
 
+/** Write-only: a protected venue or organizer is shown blanked (`key`, one of its BASE fields, "") without its password. */
+const blankedWithoutPassword = (resource: 'venue' | 'organizer', key: string): NotAsSent => ({
+  send: () => 'open sesame',
+  expect: async ({ s, record, sent }) => {
+    const path = `${NS}/${ROUTES[resource].path}/${record.id}`;
+    expect((await s.raw('GET', path)).body[key]).toBe('');
+    expect((await s.raw('GET', `${path}?password=${encodeURIComponent(sent)}`)).body[key]).toBe(BASE[resource]()[key]);
+  },
+});
+
 /** A record's name, whatever its type calls it. */
 function nameOf(record: Rec): string {
   return record.title ?? record.venue ?? record.organizer ?? record.name;
@@ -254,14 +264,7 @@ const NOT_AS_SENT: Record<Resource, Record<string, NotAsSent>> = {
     // coordinates show only in pairs
     geo_lat: { with: { geo_lng: 13.4 }, expect: ({ record, sent }) => expect([record.geo_lat, record.geo_lng]).toEqual([sent, 13.4]) },
     geo_lng: { with: { geo_lat: 52.5 }, expect: ({ record, sent }) => expect([record.geo_lat, record.geo_lng]).toEqual([52.5, sent]) },
-    // write-only: a protected venue is shown blanked to readers without its password
-    password: {
-      send: () => 'open sesame',
-      expect: async ({ s, record, sent }) => {
-        expect((await s.raw('GET', `${NS}/venues/${record.id}`)).body.city).toBe('');
-        expect((await s.raw('GET', `${NS}/venues/${record.id}?password=${encodeURIComponent(sent)}`)).body.city).not.toBe('');
-      },
-    },
+    password: blankedWithoutPassword('venue', 'city'),
     translation_of: translationOf('venue'),
   },
   organizer: {
@@ -269,14 +272,7 @@ const NOT_AS_SENT: Record<Resource, Record<string, NotAsSent>> = {
     organizer: renderedTitle,
     description: paragraphs('description'),
     image: featuredImage,
-    // write-only: a protected organizer is shown blanked to readers without its password
-    password: {
-      send: () => 'open sesame',
-      expect: async ({ s, record, sent }) => {
-        expect((await s.raw('GET', `${NS}/organizers/${record.id}`)).body.phone).toBe('');
-        expect((await s.raw('GET', `${NS}/organizers/${record.id}?password=${encodeURIComponent(sent)}`)).body.phone).not.toBe('');
-      },
-    },
+    password: blankedWithoutPassword('organizer', 'phone'),
     translation_of: translationOf('organizer'),
   },
   category: {
