@@ -1037,7 +1037,8 @@ export interface components {
          *           "urls": {
          *             "self": "http://127.0.0.1:8080/wp-json/tribe/events/v1/categories/6",
          *             "collection": "http://127.0.0.1:8080/wp-json/tribe/events/v1/categories"
-         *           }
+         *           },
+         *           "lang": "en"
          *         },
          *         {
          *           "name": "Workshops",
@@ -1053,7 +1054,8 @@ export interface components {
          *           "urls": {
          *             "self": "http://127.0.0.1:8080/wp-json/tribe/events/v1/categories/5",
          *             "collection": "http://127.0.0.1:8080/wp-json/tribe/events/v1/categories"
-         *           }
+         *           },
+         *           "lang": "en"
          *         }
          *       ],
          *       "tags": [
@@ -1071,7 +1073,8 @@ export interface components {
          *           "urls": {
          *             "self": "http://127.0.0.1:8080/wp-json/tribe/events/v1/tags/11",
          *             "collection": "http://127.0.0.1:8080/wp-json/tribe/events/v1/tags"
-         *           }
+         *           },
+         *           "lang": "en"
          *         },
          *         {
          *           "name": "online",
@@ -1087,7 +1090,8 @@ export interface components {
          *           "urls": {
          *             "self": "http://127.0.0.1:8080/wp-json/tribe/events/v1/tags/14",
          *             "collection": "http://127.0.0.1:8080/wp-json/tribe/events/v1/tags"
-         *           }
+         *           },
+         *           "lang": "en"
          *         }
          *       ],
          *       "venue": {
