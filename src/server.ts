@@ -13,6 +13,9 @@ import { createLogger, type Logger } from './log.js';
  */
 export function createHttpServer(listener: RequestListener): Server {
   const server = createServer({ maxHeaderSize: 64 * 1024 }, listener);
+  // kept-alive connections outlive a pause of the event loop (a long request, a slow machine); with Node's 5 s a
+  // client could reuse a socket the server was closing at that moment and get ECONNRESET
+  server.keepAliveTimeout = 65_000;
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return socket.destroy();
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
@@ -57,7 +60,6 @@ export async function serve(config: Config, options: { prepared?: boolean } = {}
   const db = openDatabase(config.dbPath);
   const { listener } = await createApp({ db, config, log });
   const server = createHttpServer(listener);
-  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, config)));
     server.listen(config.port, config.host, resolve);
