@@ -748,8 +748,6 @@ export interface components {
             sizes?: {
                 [key: string]: components["schemas"]["ImageSize"];
             };
-            /** @description File name of the original upload when the full-size file is a scaled-down copy (WordPress "big image" handling). Only returned when known. */
-            original_image?: string;
         };
         /**
          * @description A category or tag as it appears inside an event's `categories` or `tags`. This is the raw WordPress term with `term_id` moved to `id` at the end, followed by `urls`. There is no `url` (archive page) and no `meta` here. The `/categories` and `/tags` routes return a different shape.
@@ -801,7 +799,7 @@ export interface components {
             /** @description REST links of the term: `self` (`{base}/categories/{id}` or `{base}/tags/{id}`), `collection`, and `up` (the parent category) when `parent` is not 0. */
             urls: components["schemas"]["TermUrls"];
             /** @description Almanac extension: language of the term. Embedded terms resolve to their translation in the request language when one exists. */
-            lang?: components["schemas"]["Lang"];
+            lang: components["schemas"]["Lang"];
         };
         /**
          * @description schema.org `Place` for a venue, as the plugin builds it (no `@context`). Appears as a venue's `json_ld` and as `location` in an event's `json_ld`. Values are deterministic in Almanac.
@@ -831,21 +829,21 @@ export interface components {
             /** @description Venue name, HTML-escaped as in the record. */
             name: string;
             /** @description Venue excerpt, or the rendered content when there is no excerpt. HTML special characters are turned into entities, and line breaks into the two characters `\n`. */
-            description?: string;
+            description: string;
             /**
              * Format: uri
              * @description Full-size URL of the featured image. Only present when the venue has one.
              */
             image?: string;
             /** @description Venue URL as the plugin emits it (`""` in captures). */
-            url?: string;
+            url: string;
             /** @description Postal address. Empty parts are left out. */
-            address?: {
+            address: {
                 /**
                  * @description Always `PostalAddress`.
                  * @enum {string}
                  */
-                "@type"?: "PostalAddress";
+                "@type": "PostalAddress";
                 /** @description Venue `address`. */
                 streetAddress?: string;
                 /** @description Venue `city`. */
@@ -856,8 +854,6 @@ export interface components {
                 postalCode?: string;
                 /** @description Venue `country`. */
                 addressCountry?: string;
-            } & {
-                [key: string]: unknown;
             };
             /** @description Coordinates. Only present when the venue has `geo_lat` and `geo_lng`. */
             geo?: {
@@ -865,20 +861,16 @@ export interface components {
                  * @description Always `GeoCoordinates`.
                  * @enum {string}
                  */
-                "@type"?: "GeoCoordinates";
+                "@type": "GeoCoordinates";
                 /** @description Venue `geo_lat`. */
-                latitude?: number;
+                latitude: number;
                 /** @description Venue `geo_lng`. */
-                longitude?: number;
-            } & {
-                [key: string]: unknown;
+                longitude: number;
             };
             /** @description Venue `phone`; `""` when none. */
-            telephone?: string;
+            telephone: string;
             /** @description Venue `website`; `""` when none. */
-            sameAs?: string;
-        } & {
-            [key: string]: unknown;
+            sameAs: string;
         };
         /**
          * @description schema.org `Person` for an organizer (no `@context`). Appears as an organizer's `json_ld` and as `organizer` in an event's `json_ld`.
@@ -901,22 +893,20 @@ export interface components {
             /** @description Organizer name, HTML-escaped as in the record. */
             name: string;
             /** @description Excerpt or rendered content, escaped the same way as `PlaceJsonLd.description`. */
-            description?: string;
+            description: string;
             /**
              * Format: uri
              * @description Full-size URL of the featured image. Only present when the organizer has one.
              */
             image?: string;
             /** @description Organizer `website`; `""` when none. */
-            url?: string;
+            url: string;
             /** @description Organizer `phone`; `""` when none. */
-            telephone?: string;
+            telephone: string;
             /** @description Organizer `email`, obfuscated with HTML character entities against address harvesting. The plugin picks the entities at random on every request; Almanac's choice is deterministic. */
-            email?: string;
+            email: string;
             /** @description Organizer `website`; `""` when none. */
-            sameAs?: string;
-        } & {
-            [key: string]: unknown;
+            sameAs: string;
         };
         /** @description schema.org `Event` structured data with the same structure and keys as the plugin. Only in single-event responses (GET by id or slug), and only when the caller may see it. */
         EventJsonLd: {
@@ -945,12 +935,12 @@ export interface components {
              */
             url: string;
             /** @description Always `https://schema.org/OfflineEventAttendanceMode` in Almanac. */
-            eventAttendanceMode?: string;
+            eventAttendanceMode: string;
             /**
              * @description schema.org event status.
              * @enum {string}
              */
-            eventStatus?: "https://schema.org/EventScheduled" | "https://schema.org/EventCancelled" | "https://schema.org/EventPostponed";
+            eventStatus: "https://schema.org/EventScheduled" | "https://schema.org/EventCancelled" | "https://schema.org/EventPostponed";
             /** @description Local start as ISO 8601 with the event's UTC offset, e.g. `2026-12-03T15:00:00+00:00`. */
             startDate: string;
             /** @description Local end as ISO 8601 with the event's UTC offset. */
@@ -965,29 +955,25 @@ export interface components {
                  * @description Always `Offer`.
                  * @enum {string}
                  */
-                "@type"?: "Offer";
+                "@type": "Offer";
                 /** @description The cost as the plugin writes it into JSON-LD: its `cost` without the currency symbol, lowest – highest for several values (`"20"`, `"5 – 25"`), and `"0"` where `cost` reads `Free`. */
-                price?: string;
+                price: string;
                 /** @description Event `currency_code`, or the site default (`USD`). */
-                priceCurrency?: string;
+                priceCurrency: string;
                 /**
                  * Format: uri
                  * @description Event permalink.
                  */
-                url?: string;
+                url: string;
                 /** @description Always `primary`. */
-                category?: string;
+                category: string;
                 /** @description Always `inStock`. */
-                availability?: string;
+                availability: string;
                 /** @description The publication day at 00:00, as ISO 8601 with an offset (`2026-11-22T00:00:00+00:00`). */
-                validFrom?: string;
-            } & {
-                [key: string]: unknown;
+                validFrom: string;
             };
             /** @description Always `Organization`, as in the plugin. */
-            performer?: string;
-        } & {
-            [key: string]: unknown;
+            performer: string;
         };
         /**
          * @description An event, with keys in the order shown here. Events never leave out keys. Lists, and the responses of POST/PUT/PATCH/DELETE, return the *list* representation: no `json_ld`, and the embedded venue and organizers have no `json_ld` either. GET `/events/{id}` and `/events/by-slug/{slug}` return the *single* representation, which adds `json_ld` to the event, the venue and each organizer when the caller may see them. A password-protected event in a list is *blanked* unless the request unlocks it: strings become `""`, flags `null`, `image` `false`, `categories`/`tags`/`venue`/`organizer`/`custom_fields` `[]`, and `cost_details` gets empty values. `id`, `title`, `slug`, `status`, the dates, the URLs, `timezone*`, `author` and `global_id*` are kept. The Almanac extension keys `lang`, `translations` and `ticketed` follow the plugin's keys and come before `json_ld`.
@@ -1079,7 +1065,8 @@ export interface components {
          *           "urls": {
          *             "self": "http://127.0.0.1:8080/wp-json/tribe/events/v1/categories/6",
          *             "collection": "http://127.0.0.1:8080/wp-json/tribe/events/v1/categories"
-         *           }
+         *           },
+         *           "lang": "en"
          *         },
          *         {
          *           "name": "Workshops",
@@ -1095,7 +1082,8 @@ export interface components {
          *           "urls": {
          *             "self": "http://127.0.0.1:8080/wp-json/tribe/events/v1/categories/5",
          *             "collection": "http://127.0.0.1:8080/wp-json/tribe/events/v1/categories"
-         *           }
+         *           },
+         *           "lang": "en"
          *         }
          *       ],
          *       "tags": [
@@ -1113,7 +1101,8 @@ export interface components {
          *           "urls": {
          *             "self": "http://127.0.0.1:8080/wp-json/tribe/events/v1/tags/11",
          *             "collection": "http://127.0.0.1:8080/wp-json/tribe/events/v1/tags"
-         *           }
+         *           },
+         *           "lang": "en"
          *         },
          *         {
          *           "name": "online",
@@ -1129,7 +1118,8 @@ export interface components {
          *           "urls": {
          *             "self": "http://127.0.0.1:8080/wp-json/tribe/events/v1/tags/14",
          *             "collection": "http://127.0.0.1:8080/wp-json/tribe/events/v1/tags"
-         *           }
+         *           },
+         *           "lang": "en"
          *         }
          *       ],
          *       "venue": {

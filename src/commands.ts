@@ -2,8 +2,8 @@ import { parseArgs } from 'node:util';
 import { FixedOffsetZone } from 'luxon';
 import { loadConfig } from './config.js';
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { openDatabase, openInMemory, openReadOnly, type Db } from './db/connection.js';
 import { loadMigrations, migrate } from './db/migrate.js';
 import { PostsRepository } from './db/posts.js';
@@ -45,8 +45,32 @@ The database is ALMANAC_DB (default ./data/almanac.sqlite).`;
 /** A command used wrongly: printed without a stack, exit status 2. */
 export class UsageError extends Error {}
 
-function open(): Db {
-  const db = openDatabase(loadConfig().dbPath);
+/** Where a command says what it did besides its output (stderr), so that `PW=$(almanac app-password add …)` keeps a clean stdout. */
+export type Note = (line: string) => void;
+const toStderr: Note = (line) => process.stderr.write(`almanac: ${line}\n`);
+
+/**
+ * Commands that may create the database when there is none: they add to it. The others only read or change what is
+ * there, so run in the wrong folder they would otherwise create an empty database and report on that.
+ */
+const CREATES_DATABASE = new Set(['migrate', 'user add', 'seed', 'import', 'restore']);
+
+/** ALMANAC_DB, opened for `command` (created only for the commands that may), and named in a note. */
+function database(command: string, note: Note): Db {
+  const configured = loadConfig().dbPath;
+  const path = configured === ':memory:' ? configured : resolve(configured);
+  const exists = path === ':memory:' || existsSync(path);
+  if (!exists && !CREATES_DATABASE.has(command)) {
+    throw new UsageError(`no database at ${path}: set ALMANAC_DB to the database file, or run almanac where its data/ folder is`);
+  }
+  const db = openDatabase(path);
+  note(exists ? `database ${path}` : `created a new database at ${path}`);
+  return db;
+}
+
+/** ALMANAC_DB opened for `command` and brought to the newest schema. */
+function open(command: string, note: Note): Db {
+  const db = database(command, note);
   try {
     migrate(db);
   } catch (err) {
@@ -54,6 +78,13 @@ function open(): Db {
     throw err;
   }
   return db;
+}
+
+/** The folder a file is to be written in must exist: better-sqlite3 would throw a TypeError with a stack. */
+function writableTarget(file: string, what: string): string {
+  const folder = dirname(resolve(file));
+  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new UsageError(`cannot write ${what} ${file}: there is no folder ${folder}`);
+  return file;
 }
 
 function role(value: string | undefined): Role {
@@ -88,8 +119,9 @@ function sinceTime(text: string | undefined): string | null {
 }
 
 /** The database a dry run reads: the file read-only, a migrated copy when its schema is older, or an empty one. */
-function dryRunDatabase(path: string): Db {
+function dryRunDatabase(path: string, note: Note): Db {
   if (!existsSync(path)) {
+    note(`no database at ${resolve(path)}: the dry run compares with an empty one`);
     const db = openInMemory();
     migrate(db);
     return db;
@@ -109,7 +141,7 @@ function userNamed(users: UsersRepository, login: string | undefined): User {
   return user;
 }
 
-export async function run(argv: string[], out: (line: string) => void = console.log): Promise<void> {
+export async function run(argv: string[], out: (line: string) => void = console.log, note: Note = toStderr): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -129,7 +161,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
     return;
   }
   if (command === 'migrate') {
-    const db = openDatabase(loadConfig().dbPath);
+    const db = database('migrate', note);
     try {
       const applied = migrate(db);
       out(applied.length ? `migrated to version ${applied.at(-1)}` : 'already up to date');
@@ -140,9 +172,15 @@ export async function run(argv: string[], out: (line: string) => void = console.
   }
   if (command === 'backup') {
     if (!sub) throw new UsageError('backup <file>: the file to write is required');
-    const db = open();
+    writableTarget(sub, 'the backup');
+    const db = open('backup', note);
     try {
-      const { totalPages } = await db.backup(sub);
+      let totalPages: number;
+      try {
+        ({ totalPages } = await db.backup(sub));
+      } catch (err) {
+        throw new UsageError(`cannot write the backup ${sub}: ${(err as Error).message}`);
+      }
       out(`backed up ${loadConfig().dbPath} to ${sub} (${totalPages} pages)`);
     } finally {
       db.close();
@@ -163,14 +201,14 @@ export async function run(argv: string[], out: (line: string) => void = console.
     try {
       const version = source.pragma('user_version', { simple: true }) as number;
       if (version > loadMigrations().length) throw new UsageError(`${sub} is at schema version ${version}, newer than this Almanac`);
-      const target = loadConfig().dbPath;
+      const target = resolve(loadConfig().dbPath);
       mkdirSync(dirname(target), { recursive: true });
       // SQLite's backup API writes the target page by page under its locks, so readers see the old or the new data
       await source.backup(target);
     } finally {
       source.close();
     }
-    const db = open();
+    const db = open('restore', note);
     db.close();
     out(`restored ${loadConfig().dbPath} from ${sub}`);
     return;
@@ -187,7 +225,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
     // the source is checked before the database is opened: when it is unreachable, not the plugin's API or refuses
     // the credentials, nothing is written
     const info = await source.describe();
-    const db = dryRun ? dryRunDatabase(config.dbPath) : open();
+    const db = dryRun ? dryRunDatabase(config.dbPath, note) : open('import', note);
     try {
       const report = await importSite(db, source, info, {
         since, dryRun, siteTimezone: config.siteTimezone, authenticated: auth !== null, progress: (label, total) => progressBar(label, total),
@@ -198,85 +236,78 @@ export async function run(argv: string[], out: (line: string) => void = console.
     }
     return;
   }
-  const db = open();
+  /** The commands on the database, by name; each gets it opened (see CREATES_DATABASE) and migrated. */
+  const onDatabase: Record<string, (db: Db, users: UsersRepository) => void> = {
+    'user add': (_db, users) => {
+      const login = rest[0];
+      if (!login || !/^[A-Za-z0-9._@-]{1,60}$/.test(login)) throw new UsageError('a login of letters, digits, . _ @ - (at most 60) is required');
+      if (users.findByLoginOrEmail(login)) throw new UsageError(`a user "${login}" already exists`);
+      if (values.email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(values.email)) throw new UsageError(`"${values.email}" is not an e-mail address`);
+      if (values.email && users.findByLoginOrEmail(values.email)) throw new UsageError(`the e-mail address "${values.email}" is taken`);
+      const user = users.create({ login, email: values.email ?? null, role: values.role ? role(values.role) : 'subscriber' });
+      out(`user ${user.login} (id ${user.id}, ${user.role}) added`);
+    },
+    'user list': (_db, users) => {
+      for (const u of users.list()) out(`${u.id}\t${u.login}\t${u.role}\t${u.email ?? ''}`);
+    },
+    'user set-role': (_db, users) => {
+      const user = userNamed(users, rest[0]);
+      users.setRole(user.id, role(rest[1]));
+      out(`user ${user.login} is now ${rest[1]}`);
+    },
+    'user remove': (_db, users) => {
+      const user = userNamed(users, rest[0]);
+      if (!values.reassign) throw new UsageError('--reassign <login> is required: their records need a new author');
+      const heir = userNamed(users, values.reassign);
+      if (heir.id === user.id) throw new UsageError('a user cannot inherit their own records');
+      users.remove(user.id, heir.id);
+      out(`user ${user.login} removed; records reassigned to ${heir.login}`);
+    },
+    'app-password add': (_db, users) => {
+      const user = userNamed(users, rest[0]);
+      out(addGeneratedPassword(users, user.id, values.name ?? 'almanac cli').display);
+    },
+    'app-password list': (_db, users) => {
+      const user = userNamed(users, rest[0]);
+      for (const p of users.passwordsOf(user.id)) out(`${p.uuid}\t${p.name}\tcreated ${p.createdUtc}\tlast used ${p.lastUsedUtc ?? 'never'}`);
+    },
+    'app-password revoke': (_db, users) => {
+      const user = userNamed(users, rest[0]);
+      if (!rest[1]) throw new UsageError('the uuid of the password is required (see app-password list)');
+      if (!users.revokePassword(user.id, rest[1])) throw new UsageError(`${user.login} has no application password ${rest[1]}`);
+      out(`revoked ${rest[1]}`);
+    },
+    seed: (db, users) => {
+      const count = Number(values.events ?? 'x');
+      if (!Number.isSafeInteger(count) || count < 1 || count > 50_000_000) throw new UsageError('--events N (a whole number from 1 to 50,000,000) is required');
+      const seedValue = values.seed === undefined ? 42 : Number(values.seed);
+      if (!Number.isSafeInteger(seedValue)) throw new UsageError('--seed must be a whole number');
+      const bar = progressBar('seeding events', count);
+      let seeded = 0;
+      const progress = (done: number) => {
+        bar.advance(done - seeded);
+        seeded = done;
+        if (done === count) bar.done();
+      };
+      const result = seed(db, { posts: new PostsRepository(db), terms: new TermsRepository(db), users }, { events: count, seed: seedValue, onProgress: progress });
+      out(`seeded ${result.events} events, ${result.venues} venues, ${result.organizers} organizers, ${result.categories} categories, ${result.tags} tags in ${result.seconds.toFixed(1)} s (${Math.round(result.events / result.seconds)} events/s)`);
+    },
+    'trash purge': (db, users) => {
+      const m = /^(\d+)([dhw])$/.exec(values['older-than'] ?? '');
+      if (!m) throw new UsageError('--older-than N followed by d (days), h (hours) or w (weeks) is required, e.g. 30d');
+      const hours = Number(m[1]) * { h: 1, d: 24, w: 168 }[m[2] as 'h' | 'd' | 'w'];
+      const cutoff = new Date(Date.now() - hours * 3_600_000).toISOString().slice(0, 19).replace('T', ' ');
+      // a trashed record's modification time is when it was trashed; links and term counts follow (cascades, triggers)
+      const { changes } = db.prepare(`DELETE FROM posts WHERE status = 'trash' AND modified_utc < ?`).run(cutoff);
+      out(`purged ${changes} record${changes === 1 ? '' : 's'} trashed before ${cutoff} UTC`);
+    },
+  };
+  const key = `${command} ${sub ?? ''}`.trim();
+  const handler = Object.hasOwn(onDatabase, key) ? onDatabase[key] : undefined;
+  if (!handler) throw new UsageError(`unknown command "${key}"\n\n${USAGE}`);
+  const db = open(key, note);
   try {
-    const users = new UsersRepository(db);
-    const key = `${command} ${sub ?? ''}`.trim();
-    switch (key) {
-      case 'user add': {
-        const login = rest[0];
-        if (!login || !/^[A-Za-z0-9._@-]{1,60}$/.test(login)) throw new UsageError('a login of letters, digits, . _ @ - (at most 60) is required');
-        if (users.findByLoginOrEmail(login)) throw new UsageError(`a user "${login}" already exists`);
-        if (values.email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(values.email)) throw new UsageError(`"${values.email}" is not an e-mail address`);
-        if (values.email && users.findByLoginOrEmail(values.email)) throw new UsageError(`the e-mail address "${values.email}" is taken`);
-        const user = users.create({ login, email: values.email ?? null, role: values.role ? role(values.role) : 'subscriber' });
-        out(`user ${user.login} (id ${user.id}, ${user.role}) added`);
-        return;
-      }
-      case 'user list':
-        for (const u of users.list()) out(`${u.id}\t${u.login}\t${u.role}\t${u.email ?? ''}`);
-        return;
-      case 'user set-role': {
-        const user = userNamed(users, rest[0]);
-        users.setRole(user.id, role(rest[1]));
-        out(`user ${user.login} is now ${rest[1]}`);
-        return;
-      }
-      case 'user remove': {
-        const user = userNamed(users, rest[0]);
-        if (!values.reassign) throw new UsageError('--reassign <login> is required: their records need a new author');
-        const heir = userNamed(users, values.reassign);
-        if (heir.id === user.id) throw new UsageError('a user cannot inherit their own records');
-        users.remove(user.id, heir.id);
-        out(`user ${user.login} removed; records reassigned to ${heir.login}`);
-        return;
-      }
-      case 'app-password add': {
-        const user = userNamed(users, rest[0]);
-        out(addGeneratedPassword(users, user.id, values.name ?? 'almanac cli').display);
-        return;
-      }
-      case 'app-password list': {
-        const user = userNamed(users, rest[0]);
-        for (const p of users.passwordsOf(user.id)) out(`${p.uuid}\t${p.name}\tcreated ${p.createdUtc}\tlast used ${p.lastUsedUtc ?? 'never'}`);
-        return;
-      }
-      case 'app-password revoke': {
-        const user = userNamed(users, rest[0]);
-        if (!rest[1]) throw new UsageError('the uuid of the password is required (see app-password list)');
-        if (!users.revokePassword(user.id, rest[1])) throw new UsageError(`${user.login} has no application password ${rest[1]}`);
-        out(`revoked ${rest[1]}`);
-        return;
-      }
-      case 'seed': {
-        const count = Number(values.events ?? 'x');
-        if (!Number.isSafeInteger(count) || count < 1 || count > 50_000_000) throw new UsageError('--events N (a whole number from 1 to 50,000,000) is required');
-        const seedValue = values.seed === undefined ? 42 : Number(values.seed);
-        if (!Number.isSafeInteger(seedValue)) throw new UsageError('--seed must be a whole number');
-        const bar = progressBar('seeding events', count);
-        let seeded = 0;
-        const progress = (done: number) => {
-          bar.advance(done - seeded);
-          seeded = done;
-          if (done === count) bar.done();
-        };
-        const result = seed(db, { posts: new PostsRepository(db), terms: new TermsRepository(db), users }, { events: count, seed: seedValue, onProgress: progress });
-        out(`seeded ${result.events} events, ${result.venues} venues, ${result.organizers} organizers, ${result.categories} categories, ${result.tags} tags in ${result.seconds.toFixed(1)} s (${Math.round(result.events / result.seconds)} events/s)`);
-        return;
-      }
-      case 'trash purge': {
-        const m = /^(\d+)([dhw])$/.exec(values['older-than'] ?? '');
-        if (!m) throw new UsageError('--older-than N followed by d (days), h (hours) or w (weeks) is required, e.g. 30d');
-        const hours = Number(m[1]) * { h: 1, d: 24, w: 168 }[m[2] as 'h' | 'd' | 'w'];
-        const cutoff = new Date(Date.now() - hours * 3_600_000).toISOString().slice(0, 19).replace('T', ' ');
-        // a trashed record's modification time is when it was trashed; links and term counts follow (cascades, triggers)
-        const { changes } = db.prepare(`DELETE FROM posts WHERE status = 'trash' AND modified_utc < ?`).run(cutoff);
-        out(`purged ${changes} record${changes === 1 ? '' : 's'} trashed before ${cutoff} UTC`);
-        return;
-      }
-      default:
-        throw new UsageError(`unknown command "${key}"\n\n${USAGE}`);
-    }
+    handler(db, new UsersRepository(db));
   } finally {
     db.close();
   }

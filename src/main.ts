@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { ConfigError, loadConfig } from './config.js';
 import { MigrationError } from './db/migrate.js';
-import { prepareDatabase, serve, StartupError } from './server.js';
+import { ListenError, prepareDatabase, serve, StartupError } from './server.js';
 import { createLogger } from './log.js';
 import { reportStartFailure, superviseWorkers } from './workers.js';
 
@@ -27,6 +27,10 @@ try {
   if (err instanceof ConfigError || err instanceof MigrationError || err instanceof StartupError) {
     process.stderr.write(`almanac: ${err.message}\n`);
     process.exit(2);
+  }
+  if (err instanceof ListenError) {
+    process.stderr.write(`almanac: ${err.message}\n`);
+    process.exit(1);
   }
   throw err;
 }

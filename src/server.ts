@@ -63,6 +63,18 @@ function unusable(dbPath: string, err: unknown): StartupError | null {
  * beside it can be written (once, before any worker serves). A file or folder that cannot be written refuses the
  * start with one line (StartupError), rather than a server that answers reads and fails every write.
  */
+
+/** The address cannot be listened on: said in one line, without a stack (exit status 1). */
+export class ListenError extends Error {}
+
+function listenError(err: NodeJS.ErrnoException, config: Config): Error {
+  const where = `${config.host}:${config.port}`;
+  if (err.code === 'EADDRINUSE') return new ListenError(`cannot listen on ${where}: another process is using that port (choose another with PORT)`);
+  if (err.code === 'EACCES') return new ListenError(`cannot listen on ${where}: not allowed to use that port (choose one above 1023 with PORT)`);
+  if (err.code === 'EADDRNOTAVAIL') return new ListenError(`cannot listen on ${where}: this machine has no such address (set HOST)`);
+  return err;
+}
+
 export async function prepareDatabase(config: Config, log: Logger): Promise<void> {
   let db: Db;
   try {
@@ -95,7 +107,7 @@ export async function serve(config: Config, options: { prepared?: boolean } = {}
   const app = await createApp({ db, config, log });
   const server = createHttpServer(app.listener, config);
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, config)));
     server.listen(config.port, config.host, resolve);
   });
   const address = server.address();

@@ -1,10 +1,13 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { run, UsageError } from '../src/commands.js';
 import { openDatabase } from '../src/db/connection.js';
 import { loadMigrations, migrate, MigrationError } from '../src/db/migrate.js';
+import { projectRoot } from '../src/paths.js';
 import { insertEvent, NS, TestServer, type Credentials } from './helpers/server.js';
 
 const PASSWORD = /^([A-Za-z0-9]{4} ){5}[A-Za-z0-9]{4}$/;
@@ -16,11 +19,21 @@ function restoreEnv(): void {
   else process.env.ALMANAC_DB = savedDb;
 }
 
-/** Runs the CLI in-process against ALMANAC_DB, returning the lines it printed. */
+/** What the last command run by `almanac` noted on stderr. */
+let notes: string[] = [];
+
+/** Runs the CLI in-process against ALMANAC_DB, returning the lines it printed (its notes go to `notes`). */
 async function almanac(...argv: string[]): Promise<string[]> {
   const lines: string[] = [];
-  await run(argv, (line) => lines.push(line));
+  notes = [];
+  await run(argv, (line) => lines.push(line), (line) => notes.push(line));
   return lines;
+}
+
+/** The built command as a process, in `cwd`, with the environment given (ALMANAC_DB unset unless given). */
+function almanacProcess(cwd: string, argv: string[], env: Record<string, string> = {}) {
+  const { ALMANAC_DB: _unset, ...inherited } = process.env;
+  return spawnSync(process.execPath, [join(projectRoot, 'dist', 'src', 'cli.js'), ...argv], { cwd, env: { ...inherited, ...env }, encoding: 'utf8' });
 }
 
 describe('almanac CLI on a temporary database', () => {
@@ -43,6 +56,28 @@ describe('almanac CLI on a temporary database', () => {
     expect(await almanac('migrate')).toEqual([`migrated to version ${loadMigrations().length}`]);
     expect(existsSync(dbPath)).toBe(true);
     expect(await almanac('migrate')).toEqual(['already up to date']);
+  });
+
+  it('says which database it opened, and creates one only for commands that add to it', async () => {
+    for (const argv of [['user', 'list'], ['app-password', 'list', 'admin'], ['app-password', 'add', 'admin'], ['user', 'set-role', 'admin', 'editor'], ['trash', 'purge', '--older-than', '30d'], ['backup', join(dir, 'copy.sqlite')]]) {
+      await expect(almanac(...argv), argv.join(' ')).rejects.toThrow(new UsageError(`no database at ${dbPath}: set ALMANAC_DB to the database file, or run almanac where its data/ folder is`));
+    }
+    expect(readdirSync(dir)).toEqual([]);
+    await almanac('user', 'add', 'alice');
+    expect(notes).toEqual([`created a new database at ${dbPath}`]);
+    await almanac('user', 'list');
+    expect(notes).toEqual([`database ${dbPath}`]);
+  });
+
+  it('refuses to back up into a folder that does not exist', async () => {
+    await almanac('migrate');
+    const target = join(dir, 'missing', 'copy.sqlite');
+    await expect(almanac('backup', target)).rejects.toThrow(new UsageError(`cannot write the backup ${target}: there is no folder ${join(dir, 'missing')}`));
+    const copy = join(dir, 'copy.sqlite');
+    const printed = await almanac('backup', copy);
+    expect(printed).toHaveLength(1);
+    expect(printed[0]).toMatch(/^backed up .+ to .+copy\.sqlite \(\d+ pages\)$/);
+    expect(existsSync(copy)).toBe(true);
   });
 
   it('adds a user and lists them', async () => {
@@ -169,6 +204,58 @@ describe('almanac CLI on a temporary database', () => {
     await expect(almanac('migrate')).rejects.toThrow(MigrationError);
     expect(existsSync(`${dbPath}-wal`)).toBe(false);
   });
+});
+
+describe('the almanac and server processes', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'almanac-process-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A process's stderr as lines; none may be a stack frame. */
+  const stderrLines = (stderr: string) => {
+    const lines = stderr.trim().split('\n');
+    expect(lines.filter((l) => /^\s+at /.test(l))).toEqual([]);
+    return lines;
+  };
+
+  it('outside the project, refuses to back up to a missing folder or list users, says why in one line, and creates nothing', () => {
+    const backup = almanacProcess(dir, ['backup', '/missing-dir/x.sqlite']);
+    expect(backup.status).toBe(2);
+    expect(stderrLines(backup.stderr)).toEqual(['almanac: cannot write the backup /missing-dir/x.sqlite: there is no folder /missing-dir']);
+    const list = almanacProcess(dir, ['user', 'list']);
+    expect(list.status).toBe(2);
+    expect(stderrLines(list.stderr)).toEqual([`almanac: no database at ${join(dir, 'data', 'almanac.sqlite')}: set ALMANAC_DB to the database file, or run almanac where its data/ folder is`]);
+    expect(list.stdout).toBe('');
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('prints nothing but the new password on stdout, so PW=$(almanac app-password add …) captures it', () => {
+    const db = join(dir, 'almanac.sqlite');
+    expect(almanacProcess(dir, ['user', 'add', 'alice'], { ALMANAC_DB: db }).status).toBe(0);
+    const added = almanacProcess(dir, ['app-password', 'add', 'alice'], { ALMANAC_DB: db });
+    expect(added.status).toBe(0);
+    expect(added.stdout).toMatch(new RegExp(`^${PASSWORD.source.slice(1, -1)}\n$`));
+    expect(stderrLines(added.stderr)).toEqual([`almanac: database ${db}`]);
+  });
+
+  it.each([['npm start', 'main.js', []], ['almanac serve', 'cli.js', ['serve']]])('%s on a port in use says so in one line and exits 1', async (_name, script, argv) => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const { ALMANAC_DB: _unset, ...inherited } = process.env;
+      const run = spawnSync(process.execPath, [join(projectRoot, 'dist', 'src', script), ...argv], {
+        cwd: dir, encoding: 'utf8', timeout: 30_000,
+        env: { ...inherited, ALMANAC_DB: join(dir, 'almanac.sqlite'), PORT: String(port), HOST: '127.0.0.1', ALMANAC_LOG_LEVEL: 'warn' },
+      });
+      expect(run.status).toBe(1);
+      expect(stderrLines(run.stderr)).toEqual([`almanac: cannot listen on 127.0.0.1:${port}: another process is using that port (choose another with PORT)`]);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  }, 40_000);
 });
 
 describe('almanac CLI against a running server', () => {

@@ -100,8 +100,8 @@ describe('WordPress REST plumbing', () => {
     expect(anon.headers.get('x-robots-tag')).toBe('noindex');
     expect(anon.headers.get('x-content-type-options')).toBe('nosniff');
     expect(anon.headers.get('link')).toBe(`<${s.baseUrl}/wp-json/>; rel="https://api.w.org/"`);
-    expect(anon.headers.get('access-control-expose-headers')).toBe('X-WP-Total, X-WP-TotalPages, Link');
-    expect(anon.headers.get('access-control-allow-headers')).toBe('Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type');
+    expect(anon.headers.get('access-control-expose-headers')).toBe('X-WP-Total, X-WP-TotalPages, Link, X-TEC-Total, X-TEC-TotalPages, ETag, Last-Modified, Location, Retry-After, X-Request-Id');
+    expect(anon.headers.get('access-control-allow-headers')).toBe('Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type, If-Match, If-None-Match, If-Modified-Since, X-HTTP-Method-Override');
     expect(anon.headers.get('vary')).toBe('Origin');
     expect(anon.headers.get('allow')).toBe('GET');
     // issue 9: caches may keep anonymous answers, revalidating them with their ETag

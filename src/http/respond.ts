@@ -11,11 +11,16 @@ import type { RequestState } from './state.js';
 
 const JSON_TYPE = 'application/json; charset=UTF-8';
 
+/**
+ * WordPress's headers, with CORS lists that go beyond WordPress's own: a page on another site can read the list totals,
+ * the tags and dates it revalidates with, the address of what it created, how long a lock-out lasts and the request id,
+ * and may send the conditional headers (a browser sends only what the preflight allows).
+ */
 const COMMON_HEADERS = {
   'X-Robots-Tag': 'noindex',
   'X-Content-Type-Options': 'nosniff',
-  'Access-Control-Expose-Headers': 'X-WP-Total, X-WP-TotalPages, Link',
-  'Access-Control-Allow-Headers': 'Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type',
+  'Access-Control-Expose-Headers': 'X-WP-Total, X-WP-TotalPages, Link, X-TEC-Total, X-TEC-TotalPages, ETag, Last-Modified, Location, Retry-After, X-Request-Id',
+  'Access-Control-Allow-Headers': 'Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type, If-Match, If-None-Match, If-Modified-Since, X-HTTP-Method-Override',
 };
 
 /** What a handler or middleware leaves for the response stage. */

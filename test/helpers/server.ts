@@ -201,6 +201,11 @@ export function checkAnswer(method: string, url: string, status: number, body: u
   return contract.check(method, url, status, body, contentType);
 }
 
+/** Checks an answer received as text with its headers (from a browser, a proxy) against the spec. */
+export function checkTextAnswer(method: string, url: string, status: number, text: string, headers: Headers): Promise<void> {
+  return checkAnswer(method, url, status, parseBody(text, headers), headers.get('Content-Type'));
+}
+
 /** A JSON answer parsed; any other (a calendar, the documentation page) as its text. */
 function parseBody(text: string, headers: Headers): any {
   if (!text) return undefined;
