@@ -116,8 +116,12 @@ export interface paths {
         };
         /**
          * Namespace index
-         * @description Every route of the namespace with its methods and the arguments each endpoint declares (names, types, defaults,
-         *     descriptions, `required`), in the plugin's registration order. The index lists all methods, whoever asks.
+         * @description Every route of the namespace with its methods and the arguments each endpoint declares, in the plugin's
+         *     registration order. The index lists all methods, whoever asks. An argument of the plugin carries the keywords the
+         *     plugin declares for it (`type`, `format`, `items`, `enum`, `default`: the `x-wp-arg` extension of its parameter or
+         *     property in this document), Almanac's description, and `required`; Almanac's own arguments carry the keywords of
+         *     their schema. The defaults the plugin computes per request are computed likewise: `start_date` is yesterday 23:59
+         *     UTC shown in site time, `end_date` 24 months ahead in UTC (so the index changes every second).
          */
         get: operations["getNamespaceIndex"];
         put?: never;
@@ -136,9 +140,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * This OpenAPI document
-         * @description Almanac's own contract (this document) as JSON, with `servers` set to the public base of the request (port kept)
-         *     and its language address.
+         * The namespace's OpenAPI document
+         * @description The namespace's OpenAPI document, in the plugin's shape: its one server is the namespace address of the Almanac
+         *     that answers (public base and port kept, and the language address: `…/de/wp-json/tribe/events/v1` under `/de`),
+         *     and its paths are relative to it (`/events`, `/events/{id}`, `/events/by-slug/{slug}`, …). It is derived from
+         *     this contract, which writes paths in full and also describes the routes outside the namespace (`/wp-json`,
+         *     `/healthz`, `/docs`): those are left out, with what only they use. The record schemas carry the plugin's names
+         *     (`Event`, `Venue`, `Organizer`, `Term`, `Image`, `CostDetails`, `DateDetails`). Client generators read it as
+         *     they read this file.
          */
         get: operations["getDocumentation"];
         put?: never;
@@ -161,11 +170,18 @@ export interface paths {
          * @description Published events (plus what the caller may see) in a date window, ordered by start. By default the window runs
          *     from yesterday 00:00 to 24 months ahead 23:59:59 in the site timezone; any of `starts_before`, `starts_after`,
          *     `ends_before`, `ends_after` drops the default window. Events hidden from listings never appear.
+         *
+         *     Password-protected events are listed blanked, and nothing their entry blanks can select them: for a caller
+         *     who may not open one (who neither may edit it nor sends its `password`), `search` matches its title alone,
+         *     and `categories`, `tags`, `venue`, `organizer`, `featured`, `ticketed` and `geoloc` never select it. An
+         *     anonymous caller gets no protected event from `search` unless it sends that event's password, as in
+         *     WordPress. Venues are treated alike: `geoloc` uses the coordinates of a protected venue only for callers who
+         *     may open that venue.
          */
         get: operations["listEvents"];
         put?: never;
         /**
-         * Create a event
+         * Create an event
          * @description A caller who may not publish gets `pending` instead of `publish`, `future` or `private`. The answer has no `json_ld`.
          */
         post: operations["createEvent"];
@@ -357,7 +373,7 @@ export interface paths {
         get: operations["listOrganizers"];
         put?: never;
         /**
-         * Create a organizer
+         * Create an organizer
          * @description When a organizer with the same name (and, if sent, the same description) exists among the caller's editable records of the same language, that record is updated and returned instead of creating a duplicate.
          */
         post: operations["createOrganizer"];
@@ -471,7 +487,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read one category */
+        /**
+         * Read one category
+         * @description The category in the shape of the category routes (not the shape embedded in events), with `_links`. An id that
+         *     names no category (a tag's included) is refused by validation, as in the plugin.
+         */
         get: operations["getCategory"];
         /**
          * Update one category (PUT spelling of the same update)
@@ -529,7 +549,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read one tag */
+        /**
+         * Read one tag
+         * @description The tag in the shape of the tag routes (not the shape embedded in events), with `_links`. An id that names no
+         *     tag (a category's included) is refused by validation, as in the plugin.
+         */
         get: operations["getTag"];
         /**
          * Update one tag (PUT spelling of the same update)
@@ -565,7 +589,11 @@ export interface paths {
         /**
          * Events as an iCalendar feed
          * @description Almanac extension: the events `GET /events` would list for the same filters and caller, as an iCalendar
-         *     (RFC 5545) feed a calendar app can subscribe to. No paging: at most the first 1,000 events by start.
+         *     (RFC 5545) feed a calendar app can subscribe to. No paging: at most the first 500 events by start. The date
+         *     window, from its latest lower bound (`start_date`, `starts_after`, `ends_after`) to its earliest upper bound
+         *     (`end_date`, `starts_before`, `ends_before`), defaults included, spans at most 762 days (about 25 months; the
+         *     default window qualifies) and has both ends: a wider or open window → 400 `rest_invalid_param` naming its
+         *     bounds and the limit (subscribe to a longer period in parts). `include` has no window.
          *     Password-protected events are left out. Each event is one `VEVENT` with a stable `UID`, `DTSTAMP` (last
          *     change), `SEQUENCE` (number of changes), `DTSTART`/`DTEND` in the event's timezone with its `VTIMEZONE`
          *     (all-day events as dates, `DTEND` the day after the last day), `SUMMARY`, `DESCRIPTION` (plain text),
@@ -720,8 +748,6 @@ export interface components {
             sizes?: {
                 [key: string]: components["schemas"]["ImageSize"];
             };
-            /** @description File name of the original upload when the full-size file is a scaled-down copy (WordPress "big image" handling). Only returned when known. */
-            original_image?: string;
         };
         /**
          * @description A category or tag as it appears inside an event's `categories` or `tags`. This is the raw WordPress term with `term_id` moved to `id` at the end, followed by `urls`. There is no `url` (archive page) and no `meta` here. The `/categories` and `/tags` routes return a different shape.
@@ -743,7 +769,7 @@ export interface components {
          *       "lang": "en"
          *     }
          */
-        EmbeddedTerm: {
+        Term: {
             /** @description Term name as stored. WordPress stores `&`, `<` and `>` as entities (`"Food &amp; Drink"`). */
             name: string;
             /** @description URL-safe term name, unique within the taxonomy. */
@@ -761,7 +787,7 @@ export interface components {
             description: string;
             /** @description Id of the parent category; `0` for top-level categories and always `0` for tags. */
             parent: number;
-            /** @description Number of *published* records that use the term. */
+            /** @description Number of *published* events without a password that use the term. */
             count: number;
             /**
              * @description WordPress sanitisation context of the term object. Always `raw`.
@@ -773,7 +799,7 @@ export interface components {
             /** @description REST links of the term: `self` (`{base}/categories/{id}` or `{base}/tags/{id}`), `collection`, and `up` (the parent category) when `parent` is not 0. */
             urls: components["schemas"]["TermUrls"];
             /** @description Almanac extension: language of the term. Embedded terms resolve to their translation in the request language when one exists. */
-            lang?: components["schemas"]["Lang"];
+            lang: components["schemas"]["Lang"];
         };
         /**
          * @description schema.org `Place` for a venue, as the plugin builds it (no `@context`). Appears as a venue's `json_ld` and as `location` in an event's `json_ld`. Values are deterministic in Almanac.
@@ -803,21 +829,21 @@ export interface components {
             /** @description Venue name, HTML-escaped as in the record. */
             name: string;
             /** @description Venue excerpt, or the rendered content when there is no excerpt. HTML special characters are turned into entities, and line breaks into the two characters `\n`. */
-            description?: string;
+            description: string;
             /**
              * Format: uri
              * @description Full-size URL of the featured image. Only present when the venue has one.
              */
             image?: string;
             /** @description Venue URL as the plugin emits it (`""` in captures). */
-            url?: string;
+            url: string;
             /** @description Postal address. Empty parts are left out. */
-            address?: {
+            address: {
                 /**
                  * @description Always `PostalAddress`.
                  * @enum {string}
                  */
-                "@type"?: "PostalAddress";
+                "@type": "PostalAddress";
                 /** @description Venue `address`. */
                 streetAddress?: string;
                 /** @description Venue `city`. */
@@ -828,8 +854,6 @@ export interface components {
                 postalCode?: string;
                 /** @description Venue `country`. */
                 addressCountry?: string;
-            } & {
-                [key: string]: unknown;
             };
             /** @description Coordinates. Only present when the venue has `geo_lat` and `geo_lng`. */
             geo?: {
@@ -837,20 +861,16 @@ export interface components {
                  * @description Always `GeoCoordinates`.
                  * @enum {string}
                  */
-                "@type"?: "GeoCoordinates";
+                "@type": "GeoCoordinates";
                 /** @description Venue `geo_lat`. */
-                latitude?: number;
+                latitude: number;
                 /** @description Venue `geo_lng`. */
-                longitude?: number;
-            } & {
-                [key: string]: unknown;
+                longitude: number;
             };
             /** @description Venue `phone`; `""` when none. */
-            telephone?: string;
+            telephone: string;
             /** @description Venue `website`; `""` when none. */
-            sameAs?: string;
-        } & {
-            [key: string]: unknown;
+            sameAs: string;
         };
         /**
          * @description schema.org `Person` for an organizer (no `@context`). Appears as an organizer's `json_ld` and as `organizer` in an event's `json_ld`.
@@ -873,22 +893,20 @@ export interface components {
             /** @description Organizer name, HTML-escaped as in the record. */
             name: string;
             /** @description Excerpt or rendered content, escaped the same way as `PlaceJsonLd.description`. */
-            description?: string;
+            description: string;
             /**
              * Format: uri
              * @description Full-size URL of the featured image. Only present when the organizer has one.
              */
             image?: string;
             /** @description Organizer `website`; `""` when none. */
-            url?: string;
+            url: string;
             /** @description Organizer `phone`; `""` when none. */
-            telephone?: string;
+            telephone: string;
             /** @description Organizer `email`, obfuscated with HTML character entities against address harvesting. The plugin picks the entities at random on every request; Almanac's choice is deterministic. */
-            email?: string;
+            email: string;
             /** @description Organizer `website`; `""` when none. */
-            sameAs?: string;
-        } & {
-            [key: string]: unknown;
+            sameAs: string;
         };
         /** @description schema.org `Event` structured data with the same structure and keys as the plugin. Only in single-event responses (GET by id or slug), and only when the caller may see it. */
         EventJsonLd: {
@@ -917,12 +935,12 @@ export interface components {
              */
             url: string;
             /** @description Always `https://schema.org/OfflineEventAttendanceMode` in Almanac. */
-            eventAttendanceMode?: string;
+            eventAttendanceMode: string;
             /**
              * @description schema.org event status.
              * @enum {string}
              */
-            eventStatus?: "https://schema.org/EventScheduled" | "https://schema.org/EventCancelled" | "https://schema.org/EventPostponed";
+            eventStatus: "https://schema.org/EventScheduled" | "https://schema.org/EventCancelled" | "https://schema.org/EventPostponed";
             /** @description Local start as ISO 8601 with the event's UTC offset, e.g. `2026-12-03T15:00:00+00:00`. */
             startDate: string;
             /** @description Local end as ISO 8601 with the event's UTC offset. */
@@ -937,29 +955,25 @@ export interface components {
                  * @description Always `Offer`.
                  * @enum {string}
                  */
-                "@type"?: "Offer";
-                /** @description Lowest numeric cost value, as a string (`"20"`). */
-                price?: string;
+                "@type": "Offer";
+                /** @description The cost as the plugin writes it into JSON-LD: its `cost` without the currency symbol, lowest – highest for several values (`"20"`, `"5 – 25"`), and `"0"` where `cost` reads `Free`. */
+                price: string;
                 /** @description Event `currency_code`, or the site default (`USD`). */
-                priceCurrency?: string;
+                priceCurrency: string;
                 /**
                  * Format: uri
                  * @description Event permalink.
                  */
-                url?: string;
+                url: string;
                 /** @description Always `primary`. */
-                category?: string;
+                category: string;
                 /** @description Always `inStock`. */
-                availability?: string;
+                availability: string;
                 /** @description The publication day at 00:00, as ISO 8601 with an offset (`2026-11-22T00:00:00+00:00`). */
-                validFrom?: string;
-            } & {
-                [key: string]: unknown;
+                validFrom: string;
             };
             /** @description Always `Organization`, as in the plugin. */
-            performer?: string;
-        } & {
-            [key: string]: unknown;
+            performer: string;
         };
         /**
          * @description An event, with keys in the order shown here. Events never leave out keys. Lists, and the responses of POST/PUT/PATCH/DELETE, return the *list* representation: no `json_ld`, and the embedded venue and organizers have no `json_ld` either. GET `/events/{id}` and `/events/by-slug/{slug}` return the *single* representation, which adds `json_ld` to the event, the venue and each organizer when the caller may see them. A password-protected event in a list is *blanked* unless the request unlocks it: strings become `""`, flags `null`, `image` `false`, `categories`/`tags`/`venue`/`organizer`/`custom_fields` `[]`, and `cost_details` gets empty values. `id`, `title`, `slug`, `status`, the dates, the URLs, `timezone*`, `author` and `global_id*` are kept. The Almanac extension keys `lang`, `translations` and `ticketed` follow the plugin's keys and come before `json_ld`.
@@ -1051,7 +1065,8 @@ export interface components {
          *           "urls": {
          *             "self": "http://127.0.0.1:8080/wp-json/tribe/events/v1/categories/6",
          *             "collection": "http://127.0.0.1:8080/wp-json/tribe/events/v1/categories"
-         *           }
+         *           },
+         *           "lang": "en"
          *         },
          *         {
          *           "name": "Workshops",
@@ -1067,7 +1082,8 @@ export interface components {
          *           "urls": {
          *             "self": "http://127.0.0.1:8080/wp-json/tribe/events/v1/categories/5",
          *             "collection": "http://127.0.0.1:8080/wp-json/tribe/events/v1/categories"
-         *           }
+         *           },
+         *           "lang": "en"
          *         }
          *       ],
          *       "tags": [
@@ -1085,7 +1101,8 @@ export interface components {
          *           "urls": {
          *             "self": "http://127.0.0.1:8080/wp-json/tribe/events/v1/tags/11",
          *             "collection": "http://127.0.0.1:8080/wp-json/tribe/events/v1/tags"
-         *           }
+         *           },
+         *           "lang": "en"
          *         },
          *         {
          *           "name": "online",
@@ -1101,7 +1118,8 @@ export interface components {
          *           "urls": {
          *             "self": "http://127.0.0.1:8080/wp-json/tribe/events/v1/tags/14",
          *             "collection": "http://127.0.0.1:8080/wp-json/tribe/events/v1/tags"
-         *           }
+         *           },
+         *           "lang": "en"
          *         }
          *       ],
          *       "venue": {
@@ -1347,9 +1365,9 @@ export interface components {
             /** @description Featured event; the list can be filtered with `featured=`. `null` when blanked. */
             featured: boolean | null;
             /** @description Event categories ordered by name, ascending. `[]` when none or blanked. */
-            categories: components["schemas"]["EmbeddedTerm"][];
+            categories: components["schemas"]["Term"][];
             /** @description Tags ordered by name, ascending. `[]` when none or blanked. */
-            tags: components["schemas"]["EmbeddedTerm"][];
+            tags: components["schemas"]["Term"][];
             /** @description The linked venue in the response language (its translation when one exists). It is an empty *array* `[]`, not `null`, when there is no venue, when the caller may not read the venue, or when the event is blanked. The embedded venue carries `json_ld` only in the single representation. */
             venue: components["schemas"]["Venue"] | unknown[];
             /** @description Linked organizers in linking order, each in the response language when a translation exists. Organizers the caller may not read are left out. `[]` when none or blanked. */
@@ -1365,7 +1383,7 @@ export interface components {
             } | unknown[];
             /** @description Almanac extension. The language of the record, set when it is created. */
             lang: components["schemas"]["Lang"];
-            /** @description Almanac extension. The ids of the events in this event's translation group, keyed by language, including this event (`{"en": 22, "de": 31}`). */
+            /** @description Almanac extension. The ids of the events in this event's translation group that the caller may read, keyed by language, including this event (`{"en": 22, "de": 31}`). */
             translations: components["schemas"]["Translations"];
             /** @description Almanac extension. Whether the event has tickets; the list's `ticketed` filter uses it. `null` when blanked. */
             ticketed: boolean | null;
@@ -1488,7 +1506,7 @@ export interface components {
             global_id_lineage: string[];
             /** @description Almanac extension. The language of the venue. */
             lang: components["schemas"]["Lang"];
-            /** @description Almanac extension. The ids of the venues in this venue's translation group, keyed by language, including this venue. */
+            /** @description Almanac extension. The ids of the venues in this venue's translation group that the caller may read, keyed by language, including this venue. */
             translations: components["schemas"]["Translations"];
         };
         /**
@@ -1573,7 +1591,7 @@ export interface components {
             global_id_lineage: string[];
             /** @description Almanac extension. The language of the organizer. */
             lang: components["schemas"]["Lang"];
-            /** @description Almanac extension. The ids of the organizers in this organizer's translation group, keyed by language, including this organizer. */
+            /** @description Almanac extension. The ids of the organizers in this organizer's translation group that the caller may read, keyed by language, including this organizer. */
             translations: components["schemas"]["Translations"];
         };
         /** @description Every field an event write accepts. None is required here: `EventCreate` requires `title`, `start_date` and `end_date`. On update only the fields sent change (partial update, a deliberate difference from the plugin, whose update resets omitted fields). An explicit empty value clears a field. */
@@ -1612,7 +1630,7 @@ export interface components {
             all_day?: boolean;
             /**
              * Format: wp-date-input
-             * @description Start, read in `timezone` (or the site timezone). Relative phrases are resolved from "now" in that zone, and Unix timestamps are converted into it. Required on create. On update, a lone `start_date` keeps the event's duration.
+             * @description Start: any date PHP's `strtotime` reads (see Dates), read in `timezone` (or the site timezone). Relative phrases are resolved from the time of the request in that zone; Unix timestamps and dates naming a zone or offset are converted into it. Required on create. On update, a lone `start_date` keeps the event's duration.
              */
             start_date?: string;
             /**
@@ -1659,7 +1677,7 @@ export interface components {
             ticketed?: boolean;
             /** @description Almanac extension. Id of an existing event to set as this event's parent (a series or an imported sub-event); an unknown id → 400. `0` removes the parent. The `post_parent` list filter uses it. Default: none. */
             post_parent?: number;
-            /** @description Almanac extension, honoured on create. Id of an existing event whose translation group the new event joins; the new event's language is the request language and must not be taken in that group yet. It disables the reuse of existing venues and organizers by name for inline venue and organizer objects. */
+            /** @description Almanac extension, honoured on create. Id of an existing event whose translation group the new event joins; the new event's language is the request language and must not be taken in that group yet. It disables the reuse of existing venues and organizers by name for inline venue and organizer objects. The caller must be able to edit that event: one it may not read is answered as an unknown id (400 `rest_invalid_param`), one it may read but not edit 403 `rest_cannot_edit`. */
             translation_of?: number;
         };
         /**
@@ -1690,7 +1708,11 @@ export interface components {
          *       ]
          *     }
          */
-        EventCreate: WithRequired<components["schemas"]["EventFields"], "title" | "start_date" | "end_date">;
+        EventCreate: components["schemas"]["EventFields"] & {
+            title: string;
+            start_date: string;
+            end_date: string;
+        };
         /** @description Body of POST/PUT/PATCH `/events/{id}` and `/events/by-slug/{slug}`. It is a partial update: only the fields sent change, and an explicit empty value clears a field. See `EventFields` for how lone dates and timezones are applied. */
         EventUpdate: components["schemas"]["EventFields"];
         /** @description Every field a venue write accepts, either on `/venues` or inline as an event's `venue`. None is required here: `VenueCreate` requires `venue`. On update only the fields sent change, and `""` clears a text field. */
@@ -1716,10 +1738,10 @@ export interface components {
              * @enum {string}
              */
             status?: "publish" | "future" | "draft" | "pending" | "private";
-            /** @description Show a map. A *truthy string*: `true`, `1`, `yes`, `y`, `on`, `enable` or `enabled` (any case) means true, and any other string means false. JSON booleans are rejected (send `"true"` or `"false"`). Default on create: true. */
-            show_map?: string;
-            /** @description Show a link to an external map. A truthy string, as for `show_map`. Default on create: true. */
-            show_map_link?: string;
+            /** @description Show a map. Truthy, as the plugin reads it: JSON `true`, `1`, or one of the strings `true`, `1`, `yes`, `y`, `on`, `enable`, `enabled` (any case) means true; `false`, `0` and any other string mean false. Default on create: true. */
+            show_map?: components["schemas"]["Truthy"];
+            /** @description Show a link to an external map. Truthy, as for `show_map`. Default on create: true. */
+            show_map_link?: components["schemas"]["Truthy"];
             /** @description Street address; `""` clears it. */
             address?: string;
             /** @description City; `""` clears it. */
@@ -1749,7 +1771,7 @@ export interface components {
             geo_lat?: number;
             /** @description Almanac extension. Longitude in decimal degrees; `0` clears it. */
             geo_lng?: number;
-            /** @description Almanac extension, honoured on create. Id of an existing venue whose translation group the new venue joins, in the request language. When it is sent, no existing venue is reused by name. */
+            /** @description Almanac extension, honoured on create. Id of an existing venue whose translation group the new venue joins, in the request language. When it is sent, no existing venue is reused by name. The caller must be able to edit that venue: one it may not read is answered as an unknown id (400 `rest_invalid_param`), one it may read but not edit 403 `rest_cannot_edit`. */
             translation_of?: number;
         };
         /**
@@ -1766,7 +1788,9 @@ export interface components {
          *       "show_map": "true"
          *     }
          */
-        VenueCreate: WithRequired<components["schemas"]["VenueFields"], "venue">;
+        VenueCreate: components["schemas"]["VenueFields"] & {
+            venue: string;
+        };
         /** @description Body of POST/PUT/PATCH `/venues/{id}` and `/venues/by-slug/{slug}`. It is a partial update: only the fields sent change. */
         VenueUpdate: components["schemas"]["VenueFields"];
         /** @description Every field an organizer write accepts, either on `/organizers` or inline in an event's `organizer` list. None is required here: `OrganizerCreate` requires `organizer`. On update only the fields sent change, and `""` clears a text field. */
@@ -1805,7 +1829,7 @@ export interface components {
             image?: number | string;
             /** @description Sets the organizer's password; `""` removes it. A protected organizer is still returned but blanked, unless the request's `password` parameter matches. Almanac extension. */
             password?: string;
-            /** @description Almanac extension, honoured on create. Id of an existing organizer whose translation group the new organizer joins, in the request language. When it is sent, no existing organizer is reused by name. */
+            /** @description Almanac extension, honoured on create. Id of an existing organizer whose translation group the new organizer joins, in the request language. When it is sent, no existing organizer is reused by name. The caller must be able to edit that organizer: one it may not read is answered as an unknown id (400 `rest_invalid_param`), one it may read but not edit 403 `rest_cannot_edit`. */
             translation_of?: number;
         };
         /**
@@ -1817,7 +1841,9 @@ export interface components {
          *       "email": "arts@example.test"
          *     }
          */
-        OrganizerCreate: WithRequired<components["schemas"]["OrganizerFields"], "organizer">;
+        OrganizerCreate: components["schemas"]["OrganizerFields"] & {
+            organizer: string;
+        };
         /** @description Body of POST/PUT/PATCH `/organizers/{id}` and `/organizers/by-slug/{slug}`. It is a partial update: only the fields sent change. */
         OrganizerUpdate: components["schemas"]["OrganizerFields"];
         /**
@@ -1825,8 +1851,11 @@ export interface components {
          * @enum {string}
          */
         Lang: "en" | "fr" | "de";
+        /** @description A flag the plugin reads as truthy: JSON `true`, the number `1`, or a string, of which `true`, `1`, `yes`, `y`, `on`, `enable` and `enabled` (any case) mean true. JSON `false`, `0` and any other string mean false. */
+        Truthy: boolean | string;
         /**
-         * @description The records of the same translation group, by language (the record itself included).
+         * @description The records of the same translation group that the caller may read, by language (the record itself
+         *     included): a draft or private translation appears only to whoever may read it.
          * @example {
          *       "en": 22,
          *       "fr": 31
@@ -1933,7 +1962,7 @@ export interface components {
         Category: {
             /** @description Term id (categories and tags share one id space). */
             id: number;
-            /** @description Number of published events in this category. */
+            /** @description Number of published events without a password in this category. */
             count: number;
             /** @description The description as stored. */
             description: string;
@@ -1980,7 +2009,7 @@ export interface components {
         Tag: {
             /** @description Term id (categories and tags share one id space). */
             id: number;
-            /** @description Number of published events with this tag. */
+            /** @description Number of published events without a password with this tag. */
             count: number;
             description: string;
             /** @description The name, HTML-escaped as WordPress stores it (`&` → `&amp;`). */
@@ -2010,9 +2039,23 @@ export interface components {
             parent?: number;
             translation_of?: components["schemas"]["TranslationOf"];
         };
-        /** @description Body of a category creation; `name` is required. */
-        CategoryCreate: WithRequired<components["schemas"]["CategoryFields"], "name">;
-        /** @description Body of a category update. A partial update; fields left out keep their value. */
+        /**
+         * @description Body of a category creation; `name` is required.
+         * @example {
+         *       "name": "Jazz",
+         *       "description": "Live jazz",
+         *       "parent": 2
+         *     }
+         */
+        CategoryCreate: components["schemas"]["CategoryFields"] & {
+            name: string;
+        };
+        /**
+         * @description Body of a category update. A partial update; fields left out keep their value.
+         * @example {
+         *       "description": "Live jazz and blues"
+         *     }
+         */
         CategoryUpdate: components["schemas"]["CategoryFields"];
         TagFields: {
             /** @description The name; tags are removed and white space is collapsed. */
@@ -2023,9 +2066,21 @@ export interface components {
             slug?: string;
             translation_of?: components["schemas"]["TranslationOf"];
         };
-        /** @description Body of a tag creation; `name` is required. */
-        TagCreate: WithRequired<components["schemas"]["TagFields"], "name">;
-        /** @description Body of a tag update. A partial update; fields left out keep their value. */
+        /**
+         * @description Body of a tag creation; `name` is required.
+         * @example {
+         *       "name": "outdoor"
+         *     }
+         */
+        TagCreate: components["schemas"]["TagFields"] & {
+            name: string;
+        };
+        /**
+         * @description Body of a tag update. A partial update; fields left out keep their value.
+         * @example {
+         *       "name": "open air"
+         *     }
+         */
         TagUpdate: components["schemas"]["TagFields"];
         /**
          * @description Almanac extension, on create only: the id of an existing record of the same type whose translation group the
@@ -2171,7 +2226,7 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description An iCalendar (RFC 5545) object, `text/calendar; charset=utf-8`.
+         * @description An iCalendar (RFC 5545) object, `text/calendar; charset=utf-8`. Every text from a record (titles, names, descriptions, addresses, category names) is escaped as a TEXT value (`\`, `;`, `,` escaped, every line break as `\n`, other control characters dropped), the organizer's name as a quoted parameter value (RFC 6868 `^n`, `^'`, `^^`) and its e-mail address as a percent-encoded `mailto:` URI, so no field can add a line, a property or a parameter. Lines are folded at 75 octets, never inside a UTF-8 sequence.
          * @example BEGIN:VCALENDAR
          *     VERSION:2.0
          *     PRODID:-//Almanac//Almanac//EN
@@ -2239,9 +2294,9 @@ export interface components {
             };
         };
         /**
-         * @description `rest_forbidden` (the operation needs an authenticated user), `invalid_username` (unknown login),
-         *     `incorrect_password` (the password is not one of the user's application passwords). Credentials that do not
-         *     verify fail every request, GETs included.
+         * @description `rest_forbidden` (the operation needs an authenticated user), `rest_forbidden_context` (`context=edit` from
+         *     an anonymous caller), `invalid_username` (unknown login), `incorrect_password` (the password is not one of the
+         *     user's application passwords). Credentials that do not verify fail every request, GETs included.
          */
         Unauthorized: {
             headers: {
@@ -2278,14 +2333,35 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description `rest_forbidden_context`: `context=edit` from a caller without the right to edit what is asked for. */
+        ForbiddenContext: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "rest_forbidden_context",
+                 *       "message": "Sorry, you are not allowed to edit posts in this post type.",
+                 *       "data": {
+                 *         "status": 403
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /**
-         * @description `rest_too_many_requests`: too many failed authentications from this address for this login
-         *     (`ALMANAC_AUTH_MAX_FAILURES` within 15 minutes); every attempt answers this until the lock ends
-         *     (`ALMANAC_AUTH_LOCK_SECONDS`), whatever the password.
+         * @description `rest_too_many_requests`: too many failed authentications from this address for this account, its login and
+         *     its e-mail address counted together (`ALMANAC_AUTH_MAX_FAILURES` within 15 minutes); every attempt answers
+         *     this until the lock ends (`ALMANAC_AUTH_LOCK_SECONDS`), whatever the password. Also, with `Retry-After: 1`,
+         *     when a password that needs a slow check (scrypt: a password a person chose) finds too many such checks
+         *     waiting already (`ALMANAC_AUTH_SCRYPT_QUEUE`); that attempt is not counted as a failure. Generated
+         *     application passwords never wait.
          */
         TooManyRequests: {
             headers: {
-                /** @description Seconds until the lock ends. */
+                /** @description Seconds until the lock ends, or until a slow check may find room. */
                 "Retry-After"?: number;
                 [name: string]: unknown;
             };
@@ -2302,12 +2378,100 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `rest_request_too_large`: the body is larger than the configured limit (`ALMANAC_BODY_LIMIT`, 1 MB by default). */
+        /**
+         * @description `rest_request_too_large`: the body is larger than the configured limit (`ALMANAC_BODY_LIMIT`, 1 MB by default).
+         *     A `Content-Length` over the limit is answered at once, before any of the body is read, and the connection is
+         *     closed.
+         */
         TooLarge: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `rest_request_timeout`: the request was not received in time: its headers within `ALMANAC_HEADERS_TIMEOUT`
+         *     (20 s by default) or the whole of it, body included, within `ALMANAC_REQUEST_TIMEOUT` (60 s). Nothing was
+         *     changed, and the connection is closed.
+         */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `rest_database_unavailable`: the database cannot be reached at the moment (a PostgreSQL server restarting,
+         *     or the network to it down). Nothing was read or changed; try again after `Retry-After` seconds. The node
+         *     reconnects by itself, and `GET /healthz` answers 503 meanwhile. Any request may meet it: even one that reads
+         *     no record checks the caller's credentials and the response cache's generation against the database.
+         */
+        DatabaseUnavailable: {
+            headers: {
+                /** @description Seconds to wait before trying again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The change could not be stored, and nothing was changed: `rest_storage_read_only` (the database file or its
+         *     folder cannot be written), `rest_database_busy` (another process kept the database locked past the busy
+         *     timeout), `rest_database_unavailable` (the database cannot be reached at the moment: a PostgreSQL server
+         *     restarting, or the network to it down). Try again after `Retry-After` seconds.
+         */
+        StorageUnavailable: {
+            headers: {
+                /** @description Seconds to wait before trying again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `rest_insufficient_storage`: the server has no storage left for the change (its disk is full), and nothing
+         *     was changed. Writes succeed again once space frees, without a restart; reads go on meanwhile.
+         */
+        InsufficientStorage: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `rest_unsupported_media_type`: the body is not JSON (`application/json`) or a form
+         *     (`application/x-www-form-urlencoded`), the two types this server reads, or has no `Content-Type` at all; `data.accepted`
+         *     names them. `rest_unsupported_encoding`: the body's charset is not UTF-8. Nothing was changed. (The plugin ignores a
+         *     body it cannot read and answers as if none had been sent.)
+         */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "rest_unsupported_media_type",
+                 *       "message": "The request body is text/plain, which this server does not read: send application/json or application/x-www-form-urlencoded.",
+                 *       "data": {
+                 *         "status": 415,
+                 *         "accepted": [
+                 *           "application/json",
+                 *           "application/x-www-form-urlencoded"
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -2369,23 +2533,38 @@ export interface components {
         OrganizerSlug: string;
         /** @description The record's password; unlocks a password-protected record. */
         Password: string;
-        /** @description A password compared with every password-protected record of the page; the ones it matches are not blanked. */
+        /**
+         * @description A password compared with every password-protected record: the ones it matches are not blanked, and filters
+         *     and `search` may select them by what they protect (as they may for whoever can edit them).
+         */
         ListPassword: string;
+        /**
+         * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+         *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+         *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+         *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+         *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+         */
+        EditContext: string;
         /** @description The namespace to describe. */
         IndexNamespace: "tribe/events/v1";
         /** @description WordPress context of the index. */
         IndexContext: "view" | "help";
-        /** @description The archive page to return. */
+        /**
+         * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
+         *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
+         *     everything, follow `modified_after`).
+         */
         Page: number;
         /** @description Records per page; values above 50 are treated as 50. */
         PerPage: number;
         /**
-         * @description Events that start on or after this date (whole days unless `strict_dates`). Default yesterday 00:00, site time.
+         * @description Events that start on or after this date (any date PHP's `strtotime` reads, see Dates; relative phrases from the time of the request, in UTC). Whole days unless `strict_dates`. Default yesterday 00:00, site time.
          * @example 2027-01-01
          */
         StartDate: string;
         /**
-         * @description Events that end on or before this date (whole days unless `strict_dates`). Default 24 months ahead, 23:59:59.
+         * @description Events that end on or before this date (any date, read as `start_date` is). Whole days unless `strict_dates`. Default 24 months ahead, 23:59:59.
          * @example 2027-01-31
          */
         EndDate: string;
@@ -2398,62 +2577,90 @@ export interface components {
         /** @description Events that end after this date. Drops the default window. */
         EndsAfter: string;
         /**
-         * @description Truthy (`1`, `true`, `on`, `yes`, …): dates apply at the exact times given, and a date-time without an offset is
-         *     read as UTC. Otherwise each date is widened to the whole day.
+         * @description `1`, `true`, `on` or `yes` (any case; as PHP's boolean filter reads it): dates apply at the exact times given,
+         *     and a date-time without an offset is read as UTC. Any other value (default `false`): each date is widened to
+         *     the whole day. `""` is refused.
          */
-        StrictDates: string;
-        /** @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word` excludes. */
+        StrictDates: boolean | string;
+        /**
+         * @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word`
+         *     excludes. At most 10 words and phrases, exclusions included (more → 400 `rest_invalid_param` naming the limit).
+         *     A password-protected event that the caller may not open (it neither may edit it nor sends its `password`) is
+         *     matched on its title alone, and anonymous callers get none.
+         */
         EventSearch: string;
-        /** @description Events in any of these categories (ids or slugs); child categories match too. */
+        /** @description Events in any of these categories (ids or slugs); child categories match too; at most 100. A password-protected event is selected only for a caller who may open it (see `password`). */
         CategoriesFilter: components["schemas"]["IdOrSlug"][];
-        /** @description Events with any of these tags (ids or slugs). */
+        /** @description Events with any of these tags (ids or slugs); at most 100. The plugin documents the same but applies only the first tag given; Almanac applies them all. A password-protected event is selected only for a caller who may open it (see `password`). */
         TagsFilter: components["schemas"]["IdOrSlug"][];
-        /** @description Events at any of these venues (ids). */
+        /** @description Events at any of these venues (ids); at most 100. A password-protected event is selected only for a caller who may open it (see `password`). */
         VenueFilter: components["schemas"]["PositiveId"][];
-        /** @description Events run by any of these organizers (ids). Combined with `venue` by AND. */
+        /** @description Events run by any of these organizers (ids); at most 100. Combined with `venue` by AND. A password-protected event is selected only for a caller who may open it (see `password`). */
         OrganizerFilter: components["schemas"]["PositiveId"][];
-        /** @description `true`: only featured events; `false`: only events that are not featured. */
+        /** @description `true`: only featured events; `false`: only events that are not featured. A password-protected event is selected only for a caller who may open it (see `password`). */
         Featured: boolean;
         /**
          * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
          *     records of this type may ask for any, `any` meaning every status but `trash`.
          */
         PostStatusFilter: ("publish" | "future" | "draft" | "pending" | "private" | "trash" | "any")[];
-        /** @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that point). */
+        /**
+         * @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that
+         *     point). A password-protected event, or the coordinates of a password-protected venue, count only for a caller
+         *     who may open that record (see `password`).
+         */
         Geoloc: boolean;
         /** @description Latitude of the point for `geoloc`; must come with `geoloc_lng`. */
         GeolocLat: number;
         /** @description Longitude of the point for `geoloc`; must come with `geoloc_lat`. */
         GeolocLng: number;
-        /** @description Only events with these ids; every date parameter and the default window are then ignored. */
+        /** @description Only events with these ids (at most 100); every date parameter and the default window are then ignored. */
         Include: components["schemas"]["PositiveId"][];
         /** @description Only events whose parent is this event. */
         PostParent: components["schemas"]["PositiveId"];
-        /** @description `true`: only events marked as ticketed; `false`: only events that are not. */
+        /** @description `true`: only events marked as ticketed; `false`: only events that are not. A password-protected event is selected only for a caller who may open it (see `password`). */
         Ticketed: boolean;
-        /** @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. */
+        /**
+         * @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. At
+         *     most 10 words (more → 400 `rest_invalid_param` naming the limit). A password-protected record that the caller
+         *     may not open (it neither may edit it nor sends its `password`) is matched on its name alone, and anonymous
+         *     callers get none.
+         */
         LinkedSearch: string;
-        /** @description Only records linked to this event. */
+        /**
+         * @description Only records linked to this event. An event the caller may not read is answered as an unknown one (400). A
+         *     password-protected event's venue and organizers are shown only to a caller who may open it (who may edit it
+         *     or sends its `password`); to others the list is empty.
+         */
         EventOfLinked: components["schemas"]["PositiveId"];
-        /** @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked to none. */
-        HasEvents: string;
-        /** @description Truthy → only records linked to upcoming events the caller may see. */
-        OnlyWithUpcoming: string;
+        /**
+         * @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked
+         *     to none. A password-protected event counts only for a caller who may open it (see `password`).
+         */
+        HasEvents: components["schemas"]["Truthy"];
+        /**
+         * @description Truthy → only records linked to upcoming events the caller may see; a password-protected event counts only for
+         *     a caller who may open it (see `password`).
+         */
+        OnlyWithUpcoming: components["schemas"]["Truthy"];
         /** @description Terms whose name or slug contains this string (any case). */
         TermSearch: string;
-        /** @description Leave out these terms (ids or slugs; each must exist). */
+        /** @description Leave out these terms (ids or slugs; each must exist); at most 100. */
         TermExclude: components["schemas"]["IdOrSlug"][];
-        /** @description Only these terms (ids or slugs; each must exist). */
+        /** @description Only these terms (ids or slugs; each must exist); at most 100. */
         TermInclude: components["schemas"]["IdOrSlug"][];
         /** @description `asc` (default) or `desc`, any case; other values mean `asc`, as in WordPress. */
         TermOrder: string;
         /** @description `name` (default), `id`, `slug`, `count`, `description`, `term_group`, `include` (the order of `include`) or `none`; other values mean `name`. */
         TermOrderBy: string;
-        /** @description Leave out terms no published event uses. */
+        /** @description Leave out terms that no published event without a password uses (their `count` is 0). */
         HideEmpty: boolean;
         /** @description Only direct children of this category (`0`: top-level categories). */
         TermParent: number;
-        /** @description Only terms assigned to this event. */
+        /**
+         * @description Only terms assigned to this event. An event the caller may not read is answered as an unknown one (400); the
+         *     terms of a password-protected event are listed only to callers who may edit it (to others, none).
+         */
         TermPost: components["schemas"]["PositiveId"];
         /** @description Alias of `post`; wins when both are sent. */
         TermEvent: components["schemas"]["PositiveId"];
@@ -2494,90 +2701,7 @@ export interface components {
         /** @description With `modified_after`: the end of the pass (inclusive). Defaults to two seconds before now, and is never later. */
         ModifiedBefore: string;
     };
-    requestBodies: {
-        EventCreate: {
-            content: {
-                "application/json": components["schemas"]["EventCreate"];
-                "application/x-www-form-urlencoded": components["schemas"]["EventCreate"];
-            };
-        };
-        EventUpdate: {
-            content: {
-                "application/json": components["schemas"]["EventUpdate"];
-                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
-            };
-        };
-        VenueCreate: {
-            content: {
-                "application/json": components["schemas"]["VenueCreate"];
-                "application/x-www-form-urlencoded": components["schemas"]["VenueCreate"];
-            };
-        };
-        VenueUpdate: {
-            content: {
-                "application/json": components["schemas"]["VenueUpdate"];
-                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
-            };
-        };
-        OrganizerCreate: {
-            content: {
-                "application/json": components["schemas"]["OrganizerCreate"];
-                "application/x-www-form-urlencoded": components["schemas"]["OrganizerCreate"];
-            };
-        };
-        OrganizerUpdate: {
-            content: {
-                "application/json": components["schemas"]["OrganizerUpdate"];
-                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
-            };
-        };
-        CategoryCreate: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "Jazz",
-                 *       "description": "Live jazz",
-                 *       "parent": 2
-                 *     }
-                 */
-                "application/json": components["schemas"]["CategoryCreate"];
-                "application/x-www-form-urlencoded": components["schemas"]["CategoryCreate"];
-            };
-        };
-        CategoryUpdate: {
-            content: {
-                /**
-                 * @example {
-                 *       "description": "Live jazz and blues"
-                 *     }
-                 */
-                "application/json": components["schemas"]["CategoryUpdate"];
-                "application/x-www-form-urlencoded": components["schemas"]["CategoryUpdate"];
-            };
-        };
-        TagCreate: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "outdoor"
-                 *     }
-                 */
-                "application/json": components["schemas"]["TagCreate"];
-                "application/x-www-form-urlencoded": components["schemas"]["TagCreate"];
-            };
-        };
-        TagUpdate: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "open air"
-                 *     }
-                 */
-                "application/json": components["schemas"]["TagUpdate"];
-                "application/x-www-form-urlencoded": components["schemas"]["TagUpdate"];
-            };
-        };
-    };
+    requestBodies: never;
     headers: {
         /** @description Number of records matching the request (equals the body's `total`). */
         XTecTotal: number;
@@ -2642,6 +2766,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getHealth: {
@@ -2706,6 +2831,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getDocsStylesheet: {
@@ -2738,6 +2864,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getDocsScript: {
@@ -2770,6 +2897,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getNamespaceIndex: {
@@ -2811,6 +2939,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getDocumentation: {
@@ -2848,22 +2977,35 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listEvents: {
         parameters: {
             query?: {
-                /** @description The archive page to return. */
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
+                /**
+                 * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
+                 *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
+                 *     everything, follow `modified_after`).
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Records per page; values above 50 are treated as 50. */
                 per_page?: components["parameters"]["PerPage"];
                 /**
-                 * @description Events that start on or after this date (whole days unless `strict_dates`). Default yesterday 00:00, site time.
+                 * @description Events that start on or after this date (any date PHP's `strtotime` reads, see Dates; relative phrases from the time of the request, in UTC). Whole days unless `strict_dates`. Default yesterday 00:00, site time.
                  * @example 2027-01-01
                  */
                 start_date?: components["parameters"]["StartDate"];
                 /**
-                 * @description Events that end on or before this date (whole days unless `strict_dates`). Default 24 months ahead, 23:59:59.
+                 * @description Events that end on or before this date (any date, read as `start_date` is). Whole days unless `strict_dates`. Default 24 months ahead, 23:59:59.
                  * @example 2027-01-31
                  */
                 end_date?: components["parameters"]["EndDate"];
@@ -2876,40 +3018,53 @@ export interface operations {
                 /** @description Events that end after this date. Drops the default window. */
                 ends_after?: components["parameters"]["EndsAfter"];
                 /**
-                 * @description Truthy (`1`, `true`, `on`, `yes`, …): dates apply at the exact times given, and a date-time without an offset is
-                 *     read as UTC. Otherwise each date is widened to the whole day.
+                 * @description `1`, `true`, `on` or `yes` (any case; as PHP's boolean filter reads it): dates apply at the exact times given,
+                 *     and a date-time without an offset is read as UTC. Any other value (default `false`): each date is widened to
+                 *     the whole day. `""` is refused.
                  */
                 strict_dates?: components["parameters"]["StrictDates"];
-                /** @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word` excludes. */
+                /**
+                 * @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word`
+                 *     excludes. At most 10 words and phrases, exclusions included (more → 400 `rest_invalid_param` naming the limit).
+                 *     A password-protected event that the caller may not open (it neither may edit it nor sends its `password`) is
+                 *     matched on its title alone, and anonymous callers get none.
+                 */
                 search?: components["parameters"]["EventSearch"];
-                /** @description Events in any of these categories (ids or slugs); child categories match too. */
+                /** @description Events in any of these categories (ids or slugs); child categories match too; at most 100. A password-protected event is selected only for a caller who may open it (see `password`). */
                 categories?: components["parameters"]["CategoriesFilter"];
-                /** @description Events with any of these tags (ids or slugs). */
+                /** @description Events with any of these tags (ids or slugs); at most 100. The plugin documents the same but applies only the first tag given; Almanac applies them all. A password-protected event is selected only for a caller who may open it (see `password`). */
                 tags?: components["parameters"]["TagsFilter"];
-                /** @description Events at any of these venues (ids). */
+                /** @description Events at any of these venues (ids); at most 100. A password-protected event is selected only for a caller who may open it (see `password`). */
                 venue?: components["parameters"]["VenueFilter"];
-                /** @description Events run by any of these organizers (ids). Combined with `venue` by AND. */
+                /** @description Events run by any of these organizers (ids); at most 100. Combined with `venue` by AND. A password-protected event is selected only for a caller who may open it (see `password`). */
                 organizer?: components["parameters"]["OrganizerFilter"];
-                /** @description `true`: only featured events; `false`: only events that are not featured. */
+                /** @description `true`: only featured events; `false`: only events that are not featured. A password-protected event is selected only for a caller who may open it (see `password`). */
                 featured?: components["parameters"]["Featured"];
                 /**
                  * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
                  *     records of this type may ask for any, `any` meaning every status but `trash`.
                  */
                 status?: components["parameters"]["PostStatusFilter"];
-                /** @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that point). */
+                /**
+                 * @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that
+                 *     point). A password-protected event, or the coordinates of a password-protected venue, count only for a caller
+                 *     who may open that record (see `password`).
+                 */
                 geoloc?: components["parameters"]["Geoloc"];
                 /** @description Latitude of the point for `geoloc`; must come with `geoloc_lng`. */
                 geoloc_lat?: components["parameters"]["GeolocLat"];
                 /** @description Longitude of the point for `geoloc`; must come with `geoloc_lat`. */
                 geoloc_lng?: components["parameters"]["GeolocLng"];
-                /** @description Only events with these ids; every date parameter and the default window are then ignored. */
+                /** @description Only events with these ids (at most 100); every date parameter and the default window are then ignored. */
                 include?: components["parameters"]["Include"];
                 /** @description Only events whose parent is this event. */
                 post_parent?: components["parameters"]["PostParent"];
-                /** @description `true`: only events marked as ticketed; `false`: only events that are not. */
+                /** @description `true`: only events marked as ticketed; `false`: only events that are not. A password-protected event is selected only for a caller who may open it (see `password`). */
                 ticketed?: components["parameters"]["Ticketed"];
-                /** @description A password compared with every password-protected record of the page; the ones it matches are not blanked. */
+                /**
+                 * @description A password compared with every password-protected record: the ones it matches are not blanked, and filters
+                 *     and `search` may select them by what they protect (as they may for whoever can edit them).
+                 */
                 password?: components["parameters"]["ListPassword"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
@@ -2959,7 +3114,10 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description `rest_invalid_param`: a parameter failed validation (`data.params` names each). */
+            /**
+             * @description `rest_invalid_param`: a parameter failed validation or asks for more than a limit on the cost of a list
+             *     allows (`data.params` names each, with the limit it exceeds).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2969,6 +3127,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             /** @description `event-archive-page-not-found`: `page` is above 1 and past the last page. */
             404: {
                 headers: {
@@ -2979,6 +3138,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createEvent: {
@@ -2993,7 +3153,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["EventCreate"];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventCreate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventCreate"];
+            };
+        };
         responses: {
             /** @description The created event. */
             201: {
@@ -3014,14 +3179,38 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description `rest_forbidden` (the user may not create events), `rest_cannot_edit_others` (`author` names another
+             *     user without the right to edit others' events), `rest_cannot_edit` (`translation_of`, or that of an
+             *     inline venue or organizer, names a record the user may read but not edit).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getEvent: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -3072,7 +3261,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `event-no-longer-available` (the event is in the trash, for everybody), `event-not-accessible` (not published and the caller may not read it), `event-password-protected` (protected and no matching `password`). */
+            /**
+             * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
+             *     `event-no-longer-available` (the event is in the trash, for everybody), `event-not-accessible` (not published and the caller may not read it), `event-password-protected` (protected, no matching `password`, and not `context=edit` from a caller who may edit it).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3091,6 +3283,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     putEvent: {
@@ -3118,7 +3311,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["EventUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
         responses: {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
@@ -3149,9 +3347,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateEvent: {
@@ -3179,7 +3381,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["EventUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
         responses: {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
@@ -3210,9 +3417,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteEvent: {
@@ -3271,6 +3482,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             /** @description `event-is-in-trash`: the event is already trashed. */
             410: {
                 headers: {
@@ -3281,7 +3493,10 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchEvent: {
@@ -3309,7 +3524,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["EventUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
         responses: {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
@@ -3340,14 +3560,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getEventBySlug: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -3398,7 +3630,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `event-no-longer-available` (the event is in the trash, for everybody), `event-not-accessible` (not published and the caller may not read it), `event-password-protected` (protected and no matching `password`). */
+            /**
+             * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
+             *     `event-no-longer-available` (the event is in the trash, for everybody), `event-not-accessible` (not published and the caller may not read it), `event-password-protected` (protected, no matching `password`, and not `context=edit` from a caller who may edit it).
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3408,6 +3643,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     putEventBySlug: {
@@ -3433,7 +3669,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["EventUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
         responses: {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
@@ -3455,9 +3696,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateEventBySlug: {
@@ -3483,7 +3728,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["EventUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
         responses: {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
@@ -3505,9 +3755,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteEventBySlug: {
@@ -3555,6 +3809,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `event-is-in-trash`: the event is already trashed. */
             410: {
                 headers: {
@@ -3565,7 +3820,10 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchEventBySlug: {
@@ -3591,7 +3849,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["EventUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
         responses: {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
@@ -3613,32 +3876,66 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     listVenues: {
         parameters: {
             query?: {
-                /** @description The archive page to return. */
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
+                /**
+                 * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
+                 *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
+                 *     everything, follow `modified_after`).
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Records per page; values above 50 are treated as 50. */
                 per_page?: components["parameters"]["PerPage"];
-                /** @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. */
+                /**
+                 * @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. At
+                 *     most 10 words (more → 400 `rest_invalid_param` naming the limit). A password-protected record that the caller
+                 *     may not open (it neither may edit it nor sends its `password`) is matched on its name alone, and anonymous
+                 *     callers get none.
+                 */
                 search?: components["parameters"]["LinkedSearch"];
-                /** @description Only records linked to this event. */
+                /**
+                 * @description Only records linked to this event. An event the caller may not read is answered as an unknown one (400). A
+                 *     password-protected event's venue and organizers are shown only to a caller who may open it (who may edit it
+                 *     or sends its `password`); to others the list is empty.
+                 */
                 event?: components["parameters"]["EventOfLinked"];
-                /** @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked to none. */
+                /**
+                 * @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked
+                 *     to none. A password-protected event counts only for a caller who may open it (see `password`).
+                 */
                 has_events?: components["parameters"]["HasEvents"];
-                /** @description Truthy → only records linked to upcoming events the caller may see. */
+                /**
+                 * @description Truthy → only records linked to upcoming events the caller may see; a password-protected event counts only for
+                 *     a caller who may open it (see `password`).
+                 */
                 only_with_upcoming?: components["parameters"]["OnlyWithUpcoming"];
                 /**
                  * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
                  *     records of this type may ask for any, `any` meaning every status but `trash`.
                  */
                 status?: components["parameters"]["PostStatusFilter"];
-                /** @description A password compared with every password-protected record of the page; the ones it matches are not blanked. */
+                /**
+                 * @description A password compared with every password-protected record: the ones it matches are not blanked, and filters
+                 *     and `search` may select them by what they protect (as they may for whoever can edit them).
+                 */
                 password?: components["parameters"]["ListPassword"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
@@ -3688,7 +3985,10 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description `rest_invalid_param`: a parameter failed validation (`data.params` names each). */
+            /**
+             * @description `rest_invalid_param`: a parameter failed validation or asks for more than a limit on the cost of a list
+             *     allows (`data.params` names each, with the limit it exceeds).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3698,6 +3998,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             /** @description `venue-archive-page-not-found`: `page` is above 1 and past the last page. */
             404: {
                 headers: {
@@ -3708,6 +4009,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createVenue: {
@@ -3722,7 +4024,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["VenueCreate"];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VenueCreate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueCreate"];
+            };
+        };
         responses: {
             /** @description The created venue. */
             201: {
@@ -3743,14 +4050,38 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description `rest_forbidden` (the user may not create venues), `rest_cannot_edit_others` (`author` names another
+             *     user without the right to edit others' venues), `rest_cannot_edit` (`translation_of` names a
+             *     record the user may read but not edit).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getVenue: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -3801,7 +4132,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `venue-not-accessible`: not published and the caller may not read it. Password-protected venues are not refused: their protected fields are blanked. */
+            /**
+             * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
+             *     `venue-not-accessible`: not published and the caller may not read it. Password-protected venues are not refused: their protected fields are blanked.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3811,6 +4145,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     putVenue: {
@@ -3836,7 +4171,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["VenueUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VenueUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+            };
+        };
         responses: {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
@@ -3858,9 +4198,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateVenue: {
@@ -3886,7 +4230,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["VenueUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VenueUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+            };
+        };
         responses: {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
@@ -3908,9 +4257,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteVenue: {
@@ -3958,6 +4311,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `venue-is-in-trash`: the venue is already trashed. */
             410: {
                 headers: {
@@ -3968,7 +4322,10 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchVenue: {
@@ -3994,7 +4351,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["VenueUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VenueUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+            };
+        };
         responses: {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
@@ -4016,14 +4378,26 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getVenueBySlug: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -4074,7 +4448,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `venue-not-accessible`: not published and the caller may not read it. Password-protected venues are not refused: their protected fields are blanked. */
+            /**
+             * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
+             *     `venue-not-accessible`: not published and the caller may not read it. Password-protected venues are not refused: their protected fields are blanked.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4084,6 +4461,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     putVenueBySlug: {
@@ -4109,7 +4487,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["VenueUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VenueUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+            };
+        };
         responses: {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
@@ -4131,9 +4514,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateVenueBySlug: {
@@ -4159,7 +4546,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["VenueUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VenueUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+            };
+        };
         responses: {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
@@ -4181,9 +4573,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteVenueBySlug: {
@@ -4231,6 +4627,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `venue-is-in-trash`: the venue is already trashed. */
             410: {
                 headers: {
@@ -4241,7 +4638,10 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchVenueBySlug: {
@@ -4267,7 +4667,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["VenueUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VenueUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+            };
+        };
         responses: {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
@@ -4289,32 +4694,66 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     listOrganizers: {
         parameters: {
             query?: {
-                /** @description The archive page to return. */
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
+                /**
+                 * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
+                 *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
+                 *     everything, follow `modified_after`).
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Records per page; values above 50 are treated as 50. */
                 per_page?: components["parameters"]["PerPage"];
-                /** @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. */
+                /**
+                 * @description Words (split on anything but letters, digits and hyphens) that must all appear in one field of the record. At
+                 *     most 10 words (more → 400 `rest_invalid_param` naming the limit). A password-protected record that the caller
+                 *     may not open (it neither may edit it nor sends its `password`) is matched on its name alone, and anonymous
+                 *     callers get none.
+                 */
                 search?: components["parameters"]["LinkedSearch"];
-                /** @description Only records linked to this event. */
+                /**
+                 * @description Only records linked to this event. An event the caller may not read is answered as an unknown one (400). A
+                 *     password-protected event's venue and organizers are shown only to a caller who may open it (who may edit it
+                 *     or sends its `password`); to others the list is empty.
+                 */
                 event?: components["parameters"]["EventOfLinked"];
-                /** @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked to none. */
+                /**
+                 * @description Truthy → records linked to at least one event that is not a draft or pending; any other value → records linked
+                 *     to none. A password-protected event counts only for a caller who may open it (see `password`).
+                 */
                 has_events?: components["parameters"]["HasEvents"];
-                /** @description Truthy → only records linked to upcoming events the caller may see. */
+                /**
+                 * @description Truthy → only records linked to upcoming events the caller may see; a password-protected event counts only for
+                 *     a caller who may open it (see `password`).
+                 */
                 only_with_upcoming?: components["parameters"]["OnlyWithUpcoming"];
                 /**
                  * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
                  *     records of this type may ask for any, `any` meaning every status but `trash`.
                  */
                 status?: components["parameters"]["PostStatusFilter"];
-                /** @description A password compared with every password-protected record of the page; the ones it matches are not blanked. */
+                /**
+                 * @description A password compared with every password-protected record: the ones it matches are not blanked, and filters
+                 *     and `search` may select them by what they protect (as they may for whoever can edit them).
+                 */
                 password?: components["parameters"]["ListPassword"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
@@ -4364,7 +4803,10 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description `rest_invalid_param`: a parameter failed validation (`data.params` names each). */
+            /**
+             * @description `rest_invalid_param`: a parameter failed validation or asks for more than a limit on the cost of a list
+             *     allows (`data.params` names each, with the limit it exceeds).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4374,6 +4816,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             /** @description `organizer-archive-page-not-found`: `page` is above 1 and past the last page. */
             404: {
                 headers: {
@@ -4384,6 +4827,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createOrganizer: {
@@ -4398,7 +4842,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["OrganizerCreate"];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizerCreate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerCreate"];
+            };
+        };
         responses: {
             /** @description The created organizer. */
             201: {
@@ -4419,14 +4868,38 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description `rest_forbidden` (the user may not create organizers), `rest_cannot_edit_others` (`author` names another
+             *     user without the right to edit others' organizers), `rest_cannot_edit` (`translation_of` names a
+             *     record the user may read but not edit).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getOrganizer: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -4477,7 +4950,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `organizer-not-accessible`: not published and the caller may not read it. Password-protected organizers are not refused: their protected fields are blanked. */
+            /**
+             * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
+             *     `organizer-not-accessible`: not published and the caller may not read it. Password-protected organizers are not refused: their protected fields are blanked.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4487,6 +4963,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     putOrganizer: {
@@ -4512,7 +4989,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["OrganizerUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OrganizerUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+            };
+        };
         responses: {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
@@ -4534,9 +5016,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateOrganizer: {
@@ -4562,7 +5048,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["OrganizerUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OrganizerUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+            };
+        };
         responses: {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
@@ -4584,9 +5075,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteOrganizer: {
@@ -4634,6 +5129,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `organizer-is-in-trash`: the organizer is already trashed. */
             410: {
                 headers: {
@@ -4644,7 +5140,10 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchOrganizer: {
@@ -4670,7 +5169,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["OrganizerUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OrganizerUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+            };
+        };
         responses: {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
@@ -4692,14 +5196,26 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getOrganizerBySlug: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
@@ -4750,7 +5266,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `organizer-not-accessible`: not published and the caller may not read it. Password-protected organizers are not refused: their protected fields are blanked. */
+            /**
+             * @description `rest_forbidden_context` (`context=edit` from a caller who may not edit this record),
+             *     `organizer-not-accessible`: not published and the caller may not read it. Password-protected organizers are not refused: their protected fields are blanked.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4760,6 +5279,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     putOrganizerBySlug: {
@@ -4785,7 +5305,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["OrganizerUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OrganizerUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+            };
+        };
         responses: {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
@@ -4807,9 +5332,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateOrganizerBySlug: {
@@ -4835,7 +5364,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["OrganizerUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OrganizerUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+            };
+        };
         responses: {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
@@ -4857,9 +5391,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteOrganizerBySlug: {
@@ -4907,6 +5445,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `organizer-is-in-trash`: the organizer is already trashed. */
             410: {
                 headers: {
@@ -4917,7 +5456,10 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchOrganizerBySlug: {
@@ -4943,7 +5485,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["OrganizerUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OrganizerUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+            };
+        };
         responses: {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
@@ -4965,33 +5512,52 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     listCategories: {
         parameters: {
             query?: {
-                /** @description The archive page to return. */
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
+                /**
+                 * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
+                 *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
+                 *     everything, follow `modified_after`).
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Records per page; values above 50 are treated as 50. */
                 per_page?: components["parameters"]["PerPage"];
                 /** @description Terms whose name or slug contains this string (any case). */
                 search?: components["parameters"]["TermSearch"];
-                /** @description Leave out these terms (ids or slugs; each must exist). */
+                /** @description Leave out these terms (ids or slugs; each must exist); at most 100. */
                 exclude?: components["parameters"]["TermExclude"];
-                /** @description Only these terms (ids or slugs; each must exist). */
+                /** @description Only these terms (ids or slugs; each must exist); at most 100. */
                 include?: components["parameters"]["TermInclude"];
                 /** @description `asc` (default) or `desc`, any case; other values mean `asc`, as in WordPress. */
                 order?: components["parameters"]["TermOrder"];
                 /** @description `name` (default), `id`, `slug`, `count`, `description`, `term_group`, `include` (the order of `include`) or `none`; other values mean `name`. */
                 orderby?: components["parameters"]["TermOrderBy"];
-                /** @description Leave out terms no published event uses. */
+                /** @description Leave out terms that no published event without a password uses (their `count` is 0). */
                 hide_empty?: components["parameters"]["HideEmpty"];
                 /** @description Only direct children of this category (`0`: top-level categories). */
                 parent?: components["parameters"]["TermParent"];
-                /** @description Only terms assigned to this event. */
+                /**
+                 * @description Only terms assigned to this event. An event the caller may not read is answered as an unknown one (400); the
+                 *     terms of a password-protected event are listed only to callers who may edit it (to others, none).
+                 */
                 post?: components["parameters"]["TermPost"];
                 /** @description Alias of `post`; wins when both are sent. */
                 event?: components["parameters"]["TermEvent"];
@@ -5028,7 +5594,10 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description `rest_invalid_param`: a parameter failed validation (`data.params` names each). */
+            /**
+             * @description `rest_invalid_param`: a parameter failed validation or asks for more than a limit on the cost of a list
+             *     allows (`data.params` names each, with the limit it exceeds).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5038,7 +5607,9 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createCategory: {
@@ -5053,7 +5624,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["CategoryCreate"];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CategoryCreate"];
+                "application/x-www-form-urlencoded": components["schemas"]["CategoryCreate"];
+            };
+        };
         responses: {
             /** @description The created category, with `_links`. */
             201: {
@@ -5076,13 +5652,25 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getCategory: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
@@ -5125,7 +5713,9 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     putCategory: {
@@ -5151,7 +5741,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["CategoryUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CategoryUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["CategoryUpdate"];
+            };
+        };
         responses: {
             /** @description The updated category, with `_links`. */
             200: {
@@ -5173,9 +5768,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateCategory: {
@@ -5201,7 +5800,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["CategoryUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CategoryUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["CategoryUpdate"];
+            };
+        };
         responses: {
             /** @description The updated category, with `_links`. */
             200: {
@@ -5223,9 +5827,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteCategory: {
@@ -5273,8 +5881,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchCategory: {
@@ -5300,7 +5912,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["CategoryUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CategoryUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["CategoryUpdate"];
+            };
+        };
         responses: {
             /** @description The updated category, with `_links`. */
             200: {
@@ -5322,31 +5939,50 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     listTags: {
         parameters: {
             query?: {
-                /** @description The archive page to return. */
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
+                /**
+                 * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
+                 *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
+                 *     everything, follow `modified_after`).
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Records per page; values above 50 are treated as 50. */
                 per_page?: components["parameters"]["PerPage"];
                 /** @description Terms whose name or slug contains this string (any case). */
                 search?: components["parameters"]["TermSearch"];
-                /** @description Leave out these terms (ids or slugs; each must exist). */
+                /** @description Leave out these terms (ids or slugs; each must exist); at most 100. */
                 exclude?: components["parameters"]["TermExclude"];
-                /** @description Only these terms (ids or slugs; each must exist). */
+                /** @description Only these terms (ids or slugs; each must exist); at most 100. */
                 include?: components["parameters"]["TermInclude"];
                 /** @description `asc` (default) or `desc`, any case; other values mean `asc`, as in WordPress. */
                 order?: components["parameters"]["TermOrder"];
                 /** @description `name` (default), `id`, `slug`, `count`, `description`, `term_group`, `include` (the order of `include`) or `none`; other values mean `name`. */
                 orderby?: components["parameters"]["TermOrderBy"];
-                /** @description Leave out terms no published event uses. */
+                /** @description Leave out terms that no published event without a password uses (their `count` is 0). */
                 hide_empty?: components["parameters"]["HideEmpty"];
-                /** @description Only terms assigned to this event. */
+                /**
+                 * @description Only terms assigned to this event. An event the caller may not read is answered as an unknown one (400); the
+                 *     terms of a password-protected event are listed only to callers who may edit it (to others, none).
+                 */
                 post?: components["parameters"]["TermPost"];
                 /** @description Alias of `post`; wins when both are sent. */
                 event?: components["parameters"]["TermEvent"];
@@ -5383,7 +6019,10 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /** @description `rest_invalid_param`: a parameter failed validation (`data.params` names each). */
+            /**
+             * @description `rest_invalid_param`: a parameter failed validation or asks for more than a limit on the cost of a list
+             *     allows (`data.params` names each, with the limit it exceeds).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5393,7 +6032,9 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createTag: {
@@ -5408,7 +6049,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["TagCreate"];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TagCreate"];
+                "application/x-www-form-urlencoded": components["schemas"]["TagCreate"];
+            };
+        };
         responses: {
             /** @description The created tag, with `_links`. */
             201: {
@@ -5431,13 +6077,25 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getTag: {
         parameters: {
             query?: {
+                /**
+                 * @description `edit`: the answer as the caller sees it when editing, as in the plugin: password-protected records the caller
+                 *     may edit come whole (not refused with 403, not blanked), in lists and embedded in events too. It needs the
+                 *     right to edit: this record (by id or slug), records of this type (lists), terms of this taxonomy (categories:
+                 *     authors and up; tags: editors and up). Without it the answer is 401 (anonymous) or 403
+                 *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
+                 */
+                context?: components["parameters"]["EditContext"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
@@ -5480,7 +6138,9 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenContext"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     putTag: {
@@ -5506,7 +6166,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["TagUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TagUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["TagUpdate"];
+            };
+        };
         responses: {
             /** @description The updated tag, with `_links`. */
             200: {
@@ -5528,9 +6193,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     updateTag: {
@@ -5556,7 +6225,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["TagUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TagUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["TagUpdate"];
+            };
+        };
         responses: {
             /** @description The updated tag, with `_links`. */
             200: {
@@ -5578,9 +6252,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteTag: {
@@ -5628,8 +6306,12 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     patchTag: {
@@ -5655,7 +6337,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["TagUpdate"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TagUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["TagUpdate"];
+            };
+        };
         responses: {
             /** @description The updated tag, with `_links`. */
             200: {
@@ -5677,21 +6364,25 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StorageUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getEventsCalendar: {
         parameters: {
             query?: {
                 /**
-                 * @description Events that start on or after this date (whole days unless `strict_dates`). Default yesterday 00:00, site time.
+                 * @description Events that start on or after this date (any date PHP's `strtotime` reads, see Dates; relative phrases from the time of the request, in UTC). Whole days unless `strict_dates`. Default yesterday 00:00, site time.
                  * @example 2027-01-01
                  */
                 start_date?: components["parameters"]["StartDate"];
                 /**
-                 * @description Events that end on or before this date (whole days unless `strict_dates`). Default 24 months ahead, 23:59:59.
+                 * @description Events that end on or before this date (any date, read as `start_date` is). Whole days unless `strict_dates`. Default 24 months ahead, 23:59:59.
                  * @example 2027-01-31
                  */
                 end_date?: components["parameters"]["EndDate"];
@@ -5704,38 +6395,48 @@ export interface operations {
                 /** @description Events that end after this date. Drops the default window. */
                 ends_after?: components["parameters"]["EndsAfter"];
                 /**
-                 * @description Truthy (`1`, `true`, `on`, `yes`, …): dates apply at the exact times given, and a date-time without an offset is
-                 *     read as UTC. Otherwise each date is widened to the whole day.
+                 * @description `1`, `true`, `on` or `yes` (any case; as PHP's boolean filter reads it): dates apply at the exact times given,
+                 *     and a date-time without an offset is read as UTC. Any other value (default `false`): each date is widened to
+                 *     the whole day. `""` is refused.
                  */
                 strict_dates?: components["parameters"]["StrictDates"];
-                /** @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word` excludes. */
+                /**
+                 * @description Words that must all appear in the title, excerpt or description; `"quoted phrases"` stay together and `-word`
+                 *     excludes. At most 10 words and phrases, exclusions included (more → 400 `rest_invalid_param` naming the limit).
+                 *     A password-protected event that the caller may not open (it neither may edit it nor sends its `password`) is
+                 *     matched on its title alone, and anonymous callers get none.
+                 */
                 search?: components["parameters"]["EventSearch"];
-                /** @description Events in any of these categories (ids or slugs); child categories match too. */
+                /** @description Events in any of these categories (ids or slugs); child categories match too; at most 100. A password-protected event is selected only for a caller who may open it (see `password`). */
                 categories?: components["parameters"]["CategoriesFilter"];
-                /** @description Events with any of these tags (ids or slugs). */
+                /** @description Events with any of these tags (ids or slugs); at most 100. The plugin documents the same but applies only the first tag given; Almanac applies them all. A password-protected event is selected only for a caller who may open it (see `password`). */
                 tags?: components["parameters"]["TagsFilter"];
-                /** @description Events at any of these venues (ids). */
+                /** @description Events at any of these venues (ids); at most 100. A password-protected event is selected only for a caller who may open it (see `password`). */
                 venue?: components["parameters"]["VenueFilter"];
-                /** @description Events run by any of these organizers (ids). Combined with `venue` by AND. */
+                /** @description Events run by any of these organizers (ids); at most 100. Combined with `venue` by AND. A password-protected event is selected only for a caller who may open it (see `password`). */
                 organizer?: components["parameters"]["OrganizerFilter"];
-                /** @description `true`: only featured events; `false`: only events that are not featured. */
+                /** @description `true`: only featured events; `false`: only events that are not featured. A password-protected event is selected only for a caller who may open it (see `password`). */
                 featured?: components["parameters"]["Featured"];
                 /**
                  * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
                  *     records of this type may ask for any, `any` meaning every status but `trash`.
                  */
                 status?: components["parameters"]["PostStatusFilter"];
-                /** @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that point). */
+                /**
+                 * @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that
+                 *     point). A password-protected event, or the coordinates of a password-protected venue, count only for a caller
+                 *     who may open that record (see `password`).
+                 */
                 geoloc?: components["parameters"]["Geoloc"];
                 /** @description Latitude of the point for `geoloc`; must come with `geoloc_lng`. */
                 geoloc_lat?: components["parameters"]["GeolocLat"];
                 /** @description Longitude of the point for `geoloc`; must come with `geoloc_lat`. */
                 geoloc_lng?: components["parameters"]["GeolocLng"];
-                /** @description Only events with these ids; every date parameter and the default window are then ignored. */
+                /** @description Only events with these ids (at most 100); every date parameter and the default window are then ignored. */
                 include?: components["parameters"]["Include"];
                 /** @description Only events whose parent is this event. */
                 post_parent?: components["parameters"]["PostParent"];
-                /** @description `true`: only events marked as ticketed; `false`: only events that are not. */
+                /** @description `true`: only events marked as ticketed; `false`: only events that are not. A password-protected event is selected only for a caller who may open it (see `password`). */
                 ticketed?: components["parameters"]["Ticketed"];
                 /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
@@ -5766,9 +6467,21 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            400: components["responses"]["BadRequest"];
+            /**
+             * @description `rest_invalid_param`: a parameter failed validation or asks for more than a limit on the cost of a list
+             *     allows (`data.params` names each, with the limit it exceeds).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getEventCalendar: {
@@ -5840,9 +6553,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
 }
-type WithRequired<T, K extends keyof T> = T & {
-    [P in K]-?: T[P];
-};

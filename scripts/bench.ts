@@ -4,6 +4,8 @@
  * loads each with autocannon from a third process, and writes a table, bench/results.md and SVG charts.
  * `--growth` adds runs at 10,000 and 1,000,000 events (constant density) and reports p50 growth; `--rounds` sets the
  * alternating rounds of anonymous and authenticated reads; `--profile` leaves a CPU profile of the server.
+ * `--engine postgres` runs everything on PostgreSQL instead of SQLite: a throwaway cluster on this machine (Debian's
+ * server, as scripts/postgresCluster.ts starts it for the tests), one fresh database per dataset.
  */
 import Database from 'better-sqlite3';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -12,7 +14,9 @@ import { createServer } from 'node:net';
 import { cpus, totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
 import { RARE_WORD } from '../src/db/seed.js';
+import { startCluster, type Cluster } from './postgresCluster.js';
 import { projectRoot } from '../src/paths.js';
 
 const NS = '/wp-json/tribe/events/v1';
@@ -25,8 +29,12 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '32' },
     rounds: { type: 'string', default: '3' },
     profile: { type: 'boolean', default: false },
+    'stall-only': { type: 'boolean', default: false },
+    engine: { type: 'string', default: 'sqlite' },
   },
 });
+if (values.engine !== 'sqlite' && values.engine !== 'postgres') throw new Error('--engine is sqlite or postgres');
+const onPostgres = values.engine === 'postgres';
 const duration = Number(values.duration);
 const warmup = Number(values.warmup);
 const connections = Number(values.connections);
@@ -45,6 +53,10 @@ const CLOCK_TICKS_PER_SECOND = 100; // Linux's USER_HZ, the unit of utime and st
 interface LoadResult { requestsPerSecond: number; p50: number; p99: number; errors: number; requests: number; warmupRequests: number; generatorCpuShare: number }
 interface Scenario {
   name: string; paths: string[]; writeShare?: number; postPath?: string; authenticated?: boolean; read: boolean;
+  /** Connections of this scenario's load, when not the run's. */
+  connections?: number;
+  /** Only requests sent within this span (ms into the run) count in its latencies. */
+  window?: [number, number];
   /** Request headers beyond the credentials. */
   headers?: Record<string, string>;
 }
@@ -53,8 +65,38 @@ const headersOf = (sc: Scenario, auth: Record<string, string>) => ({ ...(sc.auth
 /** One load run: what the generator saw, the server's peak RSS and its CPU time per request (µs). */
 interface Measured { result: LoadResult; rssMb: number; cpuUs: number }
 interface Row { scenario: string; almanac: LoadResult; baseline: LoadResult; ratio: number; rssMb: number; cpuUs: number; baselineCpuUs: number }
-/** A seeded database with the scenarios to run against it. */
-interface Dataset { events: number; dir: string; db: string; auth: Record<string, string>; scenarios: Scenario[] }
+/** A seeded database with the scenarios to run against it, and the costliest anonymous requests the limits allow. */
+interface Dataset { events: number; dir: string; /** What points Almanac and its CLI at the dataset's database. */ env: Record<string, string>; auth: Record<string, string>; scenarios: Scenario[]; costly: Scenario }
+
+/** Clients sending the costliest requests at once, while the probe reads events by id. */
+const COSTLY_CLIENTS = 16;
+
+/**
+ * The costliest requests an anonymous caller may make, each different so the response cache cannot answer it: event
+ * searches of ten short words or exclusions (no trigram helps) over the whole calendar, every category and tag over
+ * the whole calendar nearly 10,000 records deep, feeds of 500 events over the widest window they allow, venue searches of
+ * ten words.
+ */
+function costlyPaths(): string[] {
+  const letters = 'abcdefghijklmnopqrstuvwxyz';
+  const shortWord = () => letters[Math.floor(Math.random() * 26)]! + letters[Math.floor(Math.random() * 26)]!;
+  const words = (prefix: string) => Array.from({ length: 10 }, () => prefix + shortWord()).join('+');
+  const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+  const paths: string[] = [];
+  for (let i = 0; i < 400; i++) {
+    const from = day(-400 + Math.floor(Math.random() * 300));
+    const kinds = [
+      `${NS}/events?search=${words('')}&start_date=1970-01-01&per_page=50`,
+      `${NS}/events?search=${words('-')}&start_date=1970-01-01&per_page=50`,
+      `${NS}/events?categories=${Array.from({ length: 12 }, (_, k) => k + 1).join(',')}&tags=${Array.from({ length: 20 }, (_, k) => k + 13).join(',')}&start_date=1970-01-01&per_page=50&page=${191 + (i % 10)}&featured=false`,
+      `${NS}/events.ics?start_date=${from}&end_date=${new Date(Date.parse(from) + 761 * 86_400_000).toISOString().slice(0, 10)}`,
+      `${NS}/events.ics?search=${words('-')}&start_date=${from}&end_date=${new Date(Date.parse(from) + 761 * 86_400_000).toISOString().slice(0, 10)}`,
+      `${NS}/venues?search=${words('')}&per_page=50`,
+    ];
+    paths.push(kinds[i % kinds.length]!);
+  }
+  return paths;
+}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -71,10 +113,10 @@ function run(args: string[], env: Record<string, string>): string {
   return r.stdout.trim();
 }
 
-async function startAlmanac(db: string, workers: number, env: Record<string, string> = {}, nodeOptions: string[] = []): Promise<{ child: ChildProcess; url: string }> {
+async function startAlmanac(database: Record<string, string>, workers: number, env: Record<string, string> = {}, nodeOptions: string[] = []): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
   const child = spawn(node, [...nodeOptions, join(projectRoot, 'dist', 'src', 'main.js')], {
-    env: { ...process.env, ALMANAC_DB: db, PORT: String(port), ALMANAC_WORKERS: String(workers), ALMANAC_LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, ...database, PORT: String(port), ALMANAC_WORKERS: String(workers), ALMANAC_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   await new Promise<void>((resolve, reject) => {
@@ -125,7 +167,7 @@ async function load(url: string, scenario: Scenario, headers: Record<string, str
     env: {
       ...process.env,
       BENCH_SCENARIO: JSON.stringify({
-        url, connections, ...timing, paths: scenario.paths, writeShare: scenario.writeShare ?? 0, postPath: scenario.postPath, headers,
+        url, connections: scenario.connections ?? connections, ...timing, paths: scenario.paths, window: scenario.window, writeShare: scenario.writeShare ?? 0, postPath: scenario.postPath, headers,
       }),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -156,20 +198,55 @@ function median(runs: Measured[]): Measured {
 }
 
 /** Seeds a fresh database of `events` events, with an administrator's application password, and its scenarios. */
-function prepare(events: number): Dataset {
+let cluster: Cluster | null = null;
+let databases = 0;
+
+/** A fresh, empty database of the engine under test, as the environment that names it. */
+async function freshDatabase(dir: string): Promise<Record<string, string>> {
+  if (!onPostgres) return { ALMANAC_DB: join(dir, 'bench.sqlite') };
+  // settings of a server that has the machine to itself, as one would run it
+  if (!cluster) {
+    cluster = await startCluster({ settings: { shared_buffers: '512MB', max_connections: '200', synchronous_commit: 'on' } });
+    const started = cluster;
+    process.once('exit', () => started.stop());
+  }
+  const name = `bench_${++databases}`;
+  await sqlOn(cluster.url, `CREATE DATABASE ${name}`);
+  return { ALMANAC_DATABASE_URL: cluster.urlOf(name) };
+}
+
+/** Rows of one query, on PostgreSQL (`url`) or on the SQLite file of a dataset. */
+async function sqlOn<T>(target: string, text: string): Promise<T[]> {
+  if (!target.startsWith('postgres')) {
+    const db = new Database(target, { readonly: true });
+    try {
+      return db.prepare(text).all() as T[];
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: target });
+  await client.connect();
+  try {
+    return (await client.query(text)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+async function prepare(events: number): Promise<Dataset> {
   const dir = mkdtempSync(join(tmpdir(), 'almanac-bench-'));
-  const db = join(dir, 'bench.sqlite');
-  process.stderr.write(`\n== ${events.toLocaleString('en')} events\n`);
-  process.stderr.write(run([cli, 'seed', '--events', String(events)], { ALMANAC_DB: db }) + '\n');
-  run([cli, 'user', 'add', 'bench', '--role', 'administrator'], { ALMANAC_DB: db });
-  const password = run([cli, 'app-password', 'add', 'bench', '--name', 'bench'], { ALMANAC_DB: db });
+  const env = await freshDatabase(dir);
+  process.stderr.write(`\n== ${events.toLocaleString('en')} events on ${values.engine}\n`);
+  process.stderr.write(run([cli, 'seed', '--events', String(events)], env) + '\n');
+  run([cli, 'user', 'add', 'bench', '--role', 'administrator'], env);
+  const password = run([cli, 'app-password', 'add', 'bench', '--name', 'bench'], env);
   const auth = { Authorization: 'Basic ' + Buffer.from(`bench:${password}`).toString('base64') };
 
-  const sql = new Database(db, { readonly: true });
-  const sample = sql.prepare(`SELECT p.id, p.slug FROM events e JOIN posts p ON p.id = e.post_id
-    WHERE p.status = 'publish' AND p.password = '' ORDER BY random() LIMIT 2000`).all() as { id: number; slug: string }[];
-  const category = (sql.prepare(`SELECT id FROM terms WHERE taxonomy = 'category' AND slug = 'music'`).get() as { id: number }).id;
-  sql.close();
+  const target = env.ALMANAC_DATABASE_URL ?? env.ALMANAC_DB!;
+  const sample = await sqlOn<{ id: number; slug: string }>(target, `SELECT p.id, p.slug FROM events e JOIN posts p ON p.id = e.post_id
+    WHERE p.status = 'publish' AND p.password = '' ORDER BY random() LIMIT 2000`);
+  const category = Number((await sqlOn<{ id: number }>(target, `SELECT id FROM terms WHERE taxonomy = 'category' AND slug = 'music'`))[0]!.id);
   const today = new Date().toISOString().slice(0, 10);
   const later = new Date(Date.now() + 90 * 86_400_000).toISOString().slice(0, 10);
   const scenarios: Scenario[] = [
@@ -184,15 +261,35 @@ function prepare(events: number): Dataset {
     { name: 'POST /events', paths: [`${NS}/events`], writeShare: 1, postPath: `${NS}/events`, authenticated: true, read: false },
     { name: '95/5 read/write mix', paths: sample.map((e) => `${NS}/events/${e.id}`), writeShare: 0.05, postPath: `${NS}/events`, authenticated: true, read: false },
   ];
-  return { events, dir, db, auth, scenarios };
+  const costly: Scenario = { name: `costly anonymous requests (${COSTLY_CLIENTS} clients)`, paths: costlyPaths(), connections: COSTLY_CLIENTS, read: true };
+  return { events, dir, env, auth, scenarios, costly };
+}
+
+/**
+ * GET /events/{id} (one client) while COSTLY_CLIENTS clients send the costliest anonymous requests the limits allow:
+ * one thread answers both, so the probe's p99 is what one costly request can make everyone else wait.
+ */
+async function besideCostly(url: string, data: Dataset): Promise<{ probe: LoadResult; costly: LoadResult }> {
+  // the probe connects first (a connection opened while the loop is busy waits as long again to be accepted), and
+  // counts only the requests it sends while the costly clients are at work
+  const lead = 1000;
+  const probe: Scenario = { ...data.scenarios[0]!, connections: 1, window: [lead + 1000, lead + duration * 1000] };
+  const probing = load(url, probe, {}, undefined, { duration: duration + 2, warmup: 0 });
+  await new Promise((resolve) => setTimeout(resolve, lead));
+  const costly = (await load(url, data.costly, {}, undefined, { duration: duration + 1, warmup: 0 })).result;
+  const probed = await probing;
+  process.stderr.write(`  GET /events/{id} beside ${data.costly.name}: p50 ${probed.result.p50} ms, p99 ${probed.result.p99} ms (${probed.result.requests} requests); the costly ones ${costly.requestsPerSecond.toFixed(1)} req/s, errors ${costly.errors}\n`);
+  return { probe: probed.result, costly };
 }
 
 const report = (name: string, m: Measured, note = '') =>
   process.stderr.write(`  ${name}${note}: ${Math.round(m.result.requestsPerSecond)} req/s, p50 ${m.result.p50} ms, p99 ${m.result.p99} ms, ${m.cpuUs ? `${m.cpuUs.toFixed(0)} µs CPU/req` : 'CPU not sampled (several processes)'}, errors ${m.result.errors}\n`);
 
-async function measure(data: Dataset): Promise<{ rows: Row[]; pair: { anonymous: Measured[]; authenticated: Measured[] }; workers: { served: Scaling; uncached: Scaling } }> {
+type Stall = Awaited<ReturnType<typeof besideCostly>>;
+
+async function measure(data: Dataset): Promise<{ rows: Row[]; pair: { anonymous: Measured[]; authenticated: Measured[] }; workers: { served: Scaling; uncached: Scaling }; stall: Stall }> {
   const { scenarios, auth } = data;
-  const almanac = await startAlmanac(data.db, 1, {}, values.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`] : []);
+  const almanac = await startAlmanac(data.env, 1, {}, values.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`] : []);
   await warmUp(almanac.url, data);
   const measured: (Measured & { scenario: Scenario; size: number })[] = [];
   // anonymous and authenticated reads by id alternate, so that neither gets the machine's better moments
@@ -221,6 +318,7 @@ async function measure(data: Dataset): Promise<{ rows: Row[]; pair: { anonymous:
     measured.push({ ...m, scenario, size });
     report(scenario.name, m);
   }
+  const stall = await besideCostly(almanac.url, data);
   await stop(almanac.child);
 
   const sizes = Object.fromEntries(measured.map((m, i) => [`/s${i}`, m.size]));
@@ -232,7 +330,18 @@ async function measure(data: Dataset): Promise<{ rows: Row[]; pair: { anonymous:
   }
   await stop(baseline.child);
 
-  return { rows, pair, workers: { served: await workerScaling(data, {}), uncached: await workerScaling(data, { ALMANAC_CACHE_MB: '0' }) } };
+  return { rows, pair, stall, workers: { served: await workerScaling(data, {}), uncached: await workerScaling(data, { ALMANAC_CACHE_MB: '0' }) } };
+}
+
+/** `--stall-only`: seeds, starts one server and measures GET /events/{id} beside the costly requests, nothing else. */
+async function stallOnly(data: Dataset): Promise<Stall> {
+  const almanac = await startAlmanac(data.env, 1);
+  try {
+    await warmUp(almanac.url, data, [data.scenarios[0]!]);
+    return await besideCostly(almanac.url, data);
+  } finally {
+    await stop(almanac.child);
+  }
 }
 
 /** One and two workers on GET /events/{id}: medians of alternating rounds, with the generator's CPU per request. */
@@ -244,7 +353,7 @@ interface Scaling { one: Measured; two: Measured; generatorUs: { one: number; tw
  */
 async function workerScaling(data: Dataset, env: Record<string, string>): Promise<Scaling> {
   const byId = data.scenarios[0]!;
-  const servers = [await startAlmanac(data.db, 1, env), await startAlmanac(data.db, 2, env)] as const;
+  const servers = [await startAlmanac(data.env, 1, env), await startAlmanac(data.env, 2, env)] as const;
   const runs: [Measured[], Measured[]] = [[], []];
   try {
     for (const server of servers) await warmUp(server.url, data, [byId]);
@@ -270,8 +379,8 @@ interface GrowthRow { scenario: string; small: Measured; large: Measured; uncach
  * (the response cache on), then the reads again with the cache off, which shows what the data layer's cost does.
  */
 async function growth(): Promise<{ rows: GrowthRow[]; peakRssMb: number }> {
-  const small = prepare(GROWTH.small);
-  const large = prepare(GROWTH.large);
+  const small = await prepare(GROWTH.small);
+  const large = await prepare(GROWTH.large);
   const timing = { duration: GROWTH.duration, warmup: GROWTH.warmup };
   const rows: GrowthRow[] = small.scenarios.map((s) => ({ scenario: s.name, small: undefined!, large: undefined! }));
   let peakRssMb = 0;
@@ -279,7 +388,7 @@ async function growth(): Promise<{ rows: GrowthRow[]; peakRssMb: number }> {
     for (const cache of ['on', 'off'] as const) {
       process.stderr.write(`\n== growth, response cache ${cache}\n`);
       const env: Record<string, string> = cache === 'off' ? { ALMANAC_CACHE_MB: '0' } : {};
-      const servers = [await startAlmanac(small.db, 1, env), await startAlmanac(large.db, 1, env)] as const;
+      const servers = [await startAlmanac(small.env, 1, env), await startAlmanac(large.env, 1, env)] as const;
       await warmUp(servers[0].url, small);
       await warmUp(servers[1].url, large);
       for (const [i, row] of rows.entries()) {
@@ -350,14 +459,23 @@ ${lines.join('\n')}
 </svg>\n`;
 }
 
-const main = prepare(Number(values.events));
+const main = await prepare(Number(values.events));
+if (values['stall-only']) {
+  try {
+    const { probe, costly } = await stallOnly(main);
+    process.stdout.write(`GET /events/{id} beside ${main.costly.name}: p50 ${probe.p50} ms, p99 ${probe.p99} ms; costly ${costly.requestsPerSecond.toFixed(1)} req/s, errors ${costly.errors}\n`);
+  } finally {
+    rmSync(main.dir, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
 let measuredMain: Awaited<ReturnType<typeof measure>>;
 try {
   measuredMain = await measure(main);
 } finally {
   rmSync(main.dir, { recursive: true, force: true });
 }
-const { rows, pair, workers } = measuredMain;
+const { rows, pair, workers, stall } = measuredMain;
 const grown = values.growth ? await growth() : null;
 
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
@@ -386,6 +504,7 @@ const checks: [string, boolean][] = [
   [`no errors`, rows.every((r) => r.almanac.errors === 0)],
   [`authenticated within 10 % of anonymous (medians of ${rounds} alternating rounds)`, authenticated.result.requestsPerSecond >= 0.9 * anonymous.result.requestsPerSecond],
   [`two workers ≥ 1.25 × one on GET /events/{id} (medians of ${rounds} alternating rounds)`, rps(workers.served.two) >= 1.25 * rps(workers.served.one)],
+  [`GET /events/{id} p99 < 1 s beside ${COSTLY_CLIENTS} clients sending the costliest anonymous requests`, stall.probe.p99 < 1000],
 ];
 if (grown) {
   checks.push([`p50 at 1,000,000 / at 10,000 ≤ 1.3 for every read`, readGrowth.every((r) => p50Growth(r, true) <= 1.3)]);
@@ -394,7 +513,7 @@ if (grown) {
 const pairLine = (kind: string, runs: Measured[]) => `${kind}: ${runs.map((m) => Math.round(m.result.requestsPerSecond)).join(', ')} req/s; ${runs.map((m) => m.cpuUs.toFixed(0)).join(', ')} µs of server CPU per request`;
 let text = `# Almanac benchmark
 
-Run on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${machine}; ${main.events.toLocaleString('en')} events, ${connections} connections, ${duration} s per scenario after ${warmup} s of warm-up, one worker. Ratios compare with a bare node:http server answering bodies of the same size in the same run. Latencies are taken from every answer (not rounded to whole milliseconds); CPU µs/req is the server process's CPU time over the requests it answered (warm-up included).
+Run on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${machine}; ${values.engine === 'postgres' ? 'PostgreSQL (a local server)' : 'SQLite'}, ${main.events.toLocaleString('en')} events, ${connections} connections, ${duration} s per scenario after ${warmup} s of warm-up, one worker. Ratios compare with a bare node:http server answering bodies of the same size in the same run. Latencies are taken from every answer (not rounded to whole milliseconds); CPU µs/req is the server process's CPU time over the requests it answered (warm-up included).
 
 ${table(rows)}
 
@@ -408,6 +527,8 @@ Anonymous and authenticated GET /events/{id} ran in ${rounds} alternating rounds
 One and two workers on GET /events/{id}, both up at once, ${rounds} alternating rounds of ${SCALING.duration} s each (medians); the load generator shares the two cores:
 ${scalingLines(workers.served, 'as served')}
 ${scalingLines(workers.uncached, 'response cache off (`ALMANAC_CACHE_MB=0`), every answer computed')}
+
+GET /events/{id} from one client while ${COSTLY_CLIENTS} clients send the costliest anonymous requests the limits allow (searches of ten short words or exclusions over the whole calendar, every category and tag 10,000 records deep, feeds of 500 events over 761 days, venue searches of ten words; each different, so the cache cannot answer): p50 ${stall.probe.p50} ms, p99 ${stall.probe.p99} ms; the costly requests ran at ${stall.costly.requestsPerSecond.toFixed(1)} req/s with ${stall.costly.errors} errors. One thread answers both: a costly request makes every other wait for it.
 
 ## Targets
 

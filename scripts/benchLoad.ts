@@ -16,6 +16,8 @@ interface Scenario {
   writeShare: number;
   postPath?: string;
   headers?: Record<string, string>;
+  /** Only requests sent within this span (ms after the measured run starts) count in the latencies. */
+  window?: [number, number];
 }
 
 const scenario = JSON.parse(process.env.BENCH_SCENARIO!) as Scenario;
@@ -54,7 +56,10 @@ async function run(duration: number): Promise<{ result: autocannon.Result; laten
   let failed!: (e: unknown) => void;
   const finished = new Promise<autocannon.Result>((resolve, reject) => ((done = resolve), (failed = reject)));
   const instance = autocannon(options(duration), (err, r) => (err ? failed(err) : done(r)));
+  const started = performance.now();
   instance.on('response', (_client, _status, _bytes, ms) => {
+    const sent = performance.now() - ms - started;
+    if (scenario.window && (sent < scenario.window[0] || sent > scenario.window[1])) return;
     if (count === latencies.length) {
       const grown = new Float64Array(latencies.length * 2);
       grown.set(latencies);

@@ -54,7 +54,7 @@ const author: Credentials = {
   login: 'fuzz-author',
   password: (await engine.write(async (unit) => addGeneratedPassword(unit.users, (await unit.users.create({ login: 'fuzz-author', email: 'fuzz-author@example.test', role: 'author' })).id, 'fuzz'))).display,
 };
-const server = createHttpServer(listener);
+const server = createHttpServer(listener, config);
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 

@@ -90,13 +90,13 @@ export function deref(spec: unknown, node: unknown, refs: string[] = []): unknow
   return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, deref(spec, v, refs)]));
 }
 
-/** Folds `allOf` members into one schema (properties and required lists merged, first type wins). */
+/** Folds `allOf` members into one schema (properties, each property's keywords and required lists merged, first type wins). */
 export function flatten(schema: Schema): Schema {
   if (!schema.allOf) return schema;
   const merged: Schema = { ...schema, properties: { ...(schema.properties ?? {}) }, required: [...(schema.required ?? [])] };
   delete merged.allOf;
   for (const part of schema.allOf.map(flatten)) {
-    Object.assign(merged.properties!, part.properties ?? {});
+    for (const [name, property] of Object.entries(part.properties ?? {})) merged.properties![name] = { ...merged.properties![name], ...property };
     merged.required!.push(...(part.required ?? []));
     for (const [k, v] of Object.entries(part)) if (!(k in merged) && k !== 'properties' && k !== 'required') merged[k] = v;
   }
@@ -178,6 +178,9 @@ export const VALID_DATES = [
   '2031-06-15T18:30:00.123-0530', 'tomorrow 9am', '+1 week', '-3 days', 'next monday', 'last year', 'this friday 4:30pm', 'now', 'today',
   'yesterday', 'noon', 'midnight', 'friday', '+2 hours 30 minutes', '1924992000', '0', '253402300799', '9999-12-31 23:59:59',
   '1970-01-01 00:00', '0001-01-01', '2024-02-29', '2031-03-30 02:30', '2031-10-26 02:30', '+999999 years', '-999999 days',
+  '2031-01-01 4pm', 'January 5 2031 8pm', '01/05/2031', '05.01.2031', '05-01-31', '@1924992000', 'first monday of next month',
+  'last day of february', 'noon tomorrow', '+1 week 2 days 4 hours', '3 days ago', '2031-02-30', '2031-01-01 24:00',
+  '2031-06-15 10:00 CEST', '2031-06-15 10:00 America/New_York', '2031W273', '2031.197', 'Thu, 02 Jun 2031 16:58:35 GMT',
 ];
 export const VALID_TIMEZONES = ['Europe/Berlin', 'UTC+2', '', 'UTC', 'UTC-5:30', 'UTC+5.5', 'UTC+14', 'UTC-12', 'America/New_York', 'Asia/Kolkata', 'Pacific/Kiritimati', 'Australia/Lord_Howe'];
 export const VALID_URLS = ['https://example.test', 'http://example.test/a?b=c#d', '', 'https://例え.テスト/パス', 'https://example.test:8443/x y', 'http://127.0.0.1/', 'ftp://files.example.test/x', 'https://user:pw@example.test/'];
@@ -540,7 +543,7 @@ function outOfRangeValue(s: Schema, rnd: Rnd): unknown {
   if (typeof s.maxItems === 'number') options.push(Array.from({ length: s.maxItems + 1 }, (_, i) => i + 1));
   if (s.enum) options.push('not-in-enum', String(s.enum[0]).toUpperCase() + ' ');
   if (s.pattern) options.push('!!no-match!!', 'http:/broken', '12a');
-  if (s.format === 'wp-date-input') options.push('2031-02-30', '2031-13-01', '25:00', 'next blursday', '10000-01-01', '2031-01-01 24:00', '99999999999999999');
+  if (s.format === 'wp-date-input') options.push('2031-02-32', '2031-13-01', '25:00', 'next blursday', '4pm,', 'tomorrow at 9', '9999-12-31 23:59:59 +1 day', '99999999999999999');
   if (s.format === 'wp-timezone') options.push('Mars/Olympus', 'UTC+15', 'UTC+2:60', '../etc/passwd', 'UTC++2');
   if (s.format === 'wp-url-or-empty') options.push('not a url', 'http://', '//example.test', 'javascript:alert(1)', 'mailto:');
   if (typesOf(s).has('number')) options.push(-1, -9007199254740991);
@@ -885,8 +888,8 @@ function authOptions(ctx: FuzzContext, req: FuzzRequest): { as?: Credentials; he
 const flag = (column: string) => `(CASE WHEN ${column} THEN 1 ELSE 0 END)`;
 
 /**
- * A cheap fingerprint of everything a write can touch (auth_failures aside, which wrong credentials legitimately
- * change): counts, the latest modification, and length/id sums of the content columns. SQL both engines run.
+ * A cheap fingerprint of everything a write can touch: counts, the latest modification, and length/id sums of the
+ * content columns. SQL both engines run.
  */
 export async function fingerprint(target: FuzzTarget): Promise<string> {
   const sum = (expr: string) => `COALESCE(SUM(${expr}), 0)`;

@@ -2,7 +2,8 @@ import type { RequestListener } from 'node:http';
 import Koa from 'koa';
 import type { Config } from './config.js';
 import type { Engine } from './db/engine.js';
-import { CredentialVerifier } from './domain/passwords.js';
+import { parseZone } from './domain/dates.js';
+import { CredentialVerifier, ScryptGate } from './domain/passwords.js';
 import { discoveryHandlers } from './handlers/discovery.js';
 import { docsHandlers } from './handlers/docs.js';
 import { eventHandlers } from './handlers/events.js';
@@ -52,8 +53,8 @@ export async function createApp({ engine, config, log }: { engine: Engine; confi
     }),
   });
 
-  const verifier = new CredentialVerifier(engine);
-  const settled = new SettledCallers(verifier);
+  const verifier = new CredentialVerifier(engine, new ScryptGate(config.authScryptConcurrency, config.authScryptQueue));
+  const settled = new SettledCallers(verifier, () => engine.lockout.generation());
   const cache = config.cacheBytes > 0 ? new ResponseCache(config.cacheBytes) : null;
 
   const koa = new Koa({ proxy: config.trustProxy });
@@ -61,9 +62,9 @@ export async function createApp({ engine, config, log }: { engine: Engine; confi
   koa.use(resolveRoute(backend, config)); // rest_route, /de /fr, _method, route match, query normalisation
   koa.use(readBody(config.bodyLimitBytes)); // JSON and form bodies, size limit
   const lockout = { maxFailures: config.authMaxFailures, lockSeconds: config.authLockSeconds };
-  koa.use(authenticate(engine, verifier, lockout, { trustProxy: config.trustProxy, settled })); // application passwords, lock-out
+  koa.use(authenticate(engine, verifier, lockout, { trustProxy: config.trustProxy, log, settled })); // application passwords, lock-out
   if (cache) koa.use(cache.middleware(engine)); // serialised GET answers, exactly invalidated by any write
-  koa.use(dispatch(backend)); // OPTIONS, openapi-backend: validate, check capabilities, typed handler
+  koa.use(dispatch(backend, parseZone(config.siteTimezone)!)); // OPTIONS, openapi-backend: validate, check capabilities, typed handler
 
   const throughKoa = koa.callback();
   const front = cache ? frontAnswer({ cache, settled, engine, config, log }) : null;

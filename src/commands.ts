@@ -2,8 +2,8 @@ import { parseArgs } from 'node:util';
 import { FixedOffsetZone } from 'luxon';
 import { loadConfig } from './config.js';
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { Engine, UsersRepository } from './db/engine.js';
 import { loadMigrations } from './db/migrations.js';
 import { describeDatabase, openEngine } from './db/open.js';
@@ -47,8 +47,38 @@ The database is ALMANAC_DATABASE_URL (PostgreSQL) when set, else the SQLite file
 /** A command used wrongly: printed without a stack, exit status 2. */
 export class UsageError extends Error {}
 
-function open(): Promise<Engine> {
-  return openEngine(loadConfig());
+/** Where a command says what it did besides its output (stderr), so that `PW=$(almanac app-password add …)` keeps a clean stdout. */
+export type Note = (line: string) => void;
+const toStderr: Note = (line) => process.stderr.write(`almanac: ${line}\n`);
+
+/**
+ * Commands that may create the database when there is none: they add to it. The others only read or change what is
+ * there, so run in the wrong folder they would otherwise create an empty database and report on that.
+ */
+const CREATES_DATABASE = new Set(['migrate', 'user add', 'seed', 'import', 'restore']);
+
+/** The commands that run on the database itself (the others are handled before it is opened). */
+const COMMANDS_ON_DATABASE = new Set(['user add', 'user list', 'user set-role', 'user remove', 'app-password add', 'app-password list', 'app-password revoke', 'seed', 'trash purge']);
+
+/**
+ * The configured database, opened for `command` and brought to the newest schema, and named in a note. A SQLite file
+ * is created only for the commands that may create one.
+ */
+async function open(command: string, note: Note): Promise<Engine> {
+  const config = loadConfig();
+  if (config.databaseUrl) {
+    const engine = await openEngine(config);
+    note(`database ${describeDatabase(config)}`);
+    return engine;
+  }
+  const path = config.dbPath === ':memory:' ? config.dbPath : resolve(config.dbPath);
+  const exists = path === ':memory:' || existsSync(path);
+  if (!exists && !CREATES_DATABASE.has(command)) {
+    throw new UsageError(`no database at ${path}: set ALMANAC_DB to the database file, or run almanac where its data/ folder is`);
+  }
+  const engine = await openEngine({ ...config, dbPath: path });
+  note(exists ? `database ${path}` : `created a new database at ${path}`);
+  return engine;
 }
 
 /** `backup` and `restore` copy SQLite files; a PostgreSQL database has its own tools for that. */
@@ -57,6 +87,13 @@ function sqliteOnly(command: string): void {
   if (!config.databaseUrl) return;
   const tool = command === 'backup' ? 'pg_dump (e.g. pg_dump --format=custom --file=almanac.dump "$ALMANAC_DATABASE_URL")' : 'pg_restore (e.g. pg_restore --clean --dbname="$ALMANAC_DATABASE_URL" almanac.dump)';
   throw new UsageError(`${command} copies the SQLite file of ALMANAC_DB; the database here is PostgreSQL (${describeDatabase(config)}): use ${tool}`);
+}
+
+/** The folder a file is to be written in must exist: better-sqlite3 would throw a TypeError with a stack. */
+function writableTarget(file: string, what: string): string {
+  const folder = dirname(resolve(file));
+  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new UsageError(`cannot write ${what} ${file}: there is no folder ${folder}`);
+  return file;
 }
 
 function role(value: string | undefined): Role {
@@ -95,9 +132,12 @@ function sinceTime(text: string | undefined): string | null {
  * database when there is none); PostgreSQL is only read (a dry run decides on reads and writes nothing), so its
  * schema must be current.
  */
-async function dryRunEngine(): Promise<Engine> {
+async function dryRunEngine(note: Note): Promise<Engine> {
   const config = loadConfig();
-  if (!config.databaseUrl) return SqliteEngine.copyOf(config.dbPath);
+  if (!config.databaseUrl) {
+    if (!existsSync(config.dbPath)) note(`no database at ${resolve(config.dbPath)}: the dry run compares with an empty one`);
+    return SqliteEngine.copyOf(config.dbPath);
+  }
   return openEngine(config);
 }
 
@@ -108,7 +148,7 @@ async function userNamed(users: UsersRepository, login: string | undefined): Pro
   return user;
 }
 
-export async function run(argv: string[], out: (line: string) => void = console.log): Promise<void> {
+export async function run(argv: string[], out: (line: string) => void = console.log, note: Note = toStderr): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -128,7 +168,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
     return;
   }
   if (command === 'migrate') {
-    const engine = await open();
+    const engine = await open('migrate', note);
     await engine.close();
     out(engine.applied.length ? `migrated to version ${engine.applied.at(-1)}` : 'already up to date');
     return;
@@ -136,9 +176,15 @@ export async function run(argv: string[], out: (line: string) => void = console.
   if (command === 'backup') {
     if (!sub) throw new UsageError('backup <file>: the file to write is required');
     sqliteOnly('backup');
-    const engine = (await open()) as SqliteEngine;
+    writableTarget(sub, 'the backup');
+    const engine = (await open('backup', note)) as SqliteEngine;
     try {
-      const { totalPages } = await engine.database.backup(sub);
+      let totalPages: number;
+      try {
+        ({ totalPages } = await engine.database.backup(sub));
+      } catch (err) {
+        throw new UsageError(`cannot write the backup ${sub}: ${(err as Error).message}`);
+      }
       out(`backed up ${loadConfig().dbPath} to ${sub} (${totalPages} pages)`);
     } finally {
       await engine.close();
@@ -160,14 +206,14 @@ export async function run(argv: string[], out: (line: string) => void = console.
     try {
       const version = source.pragma('user_version', { simple: true }) as number;
       if (version > loadMigrations(sqliteMigrationsDir).length) throw new UsageError(`${sub} is at schema version ${version}, newer than this Almanac`);
-      const target = loadConfig().dbPath;
+      const target = resolve(loadConfig().dbPath);
       mkdirSync(dirname(target), { recursive: true });
       // SQLite's backup API writes the target page by page under its locks, so readers see the old or the new data
       await source.backup(target);
     } finally {
       source.close();
     }
-    await (await open()).close();
+    await (await open('restore', note)).close();
     out(`restored ${loadConfig().dbPath} from ${sub}`);
     return;
   }
@@ -183,7 +229,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
     // the source is checked before the database is opened: when it is unreachable, not the plugin's API or refuses
     // the credentials, nothing is written
     const info = await source.describe();
-    const engine = dryRun ? await dryRunEngine() : await open();
+    const engine = dryRun ? await dryRunEngine(note) : await open('import', note);
     try {
       const report = await importSite(engine, source, info, {
         since, dryRun, siteTimezone: config.siteTimezone, authenticated: auth !== null, progress: (label, total) => progressBar(label, total),
@@ -194,9 +240,10 @@ export async function run(argv: string[], out: (line: string) => void = console.
     }
     return;
   }
-  const engine = await open();
+  const key = `${command} ${sub ?? ''}`.trim();
+  if (!COMMANDS_ON_DATABASE.has(key)) throw new UsageError(`unknown command "${key}"\n\n${USAGE}`);
+  const engine = await open(key, note);
   try {
-    const key = `${command} ${sub ?? ''}`.trim();
     const inWrite = <T>(work: (users: UsersRepository) => Promise<T>) => engine.write((unit) => work(unit.users));
     switch (key) {
       case 'user add': {

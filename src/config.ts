@@ -21,11 +21,21 @@ export interface Config {
   adminPassword: string | null;
   geofenceKm: number;
   workers: number;
+  /** Starts in a row that may fail in every worker place before the primary gives up (ALMANAC_WORKER_START_ATTEMPTS). */
+  workerStartAttempts: number;
   bodyLimitBytes: number;
+  /** A client's time to send its headers (ALMANAC_HEADERS_TIMEOUT) and its whole request (ALMANAC_REQUEST_TIMEOUT). */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
   /** `*` echoes any Origin; otherwise the allowed origins. */
   corsOrigins: '*' | string[];
   authMaxFailures: number;
   authLockSeconds: number;
+  /** Scrypt checks each worker runs at once (ALMANAC_AUTH_SCRYPT_CONCURRENCY), and how many more may wait. */
+  authScryptConcurrency: number;
+  authScryptQueue: number;
+  /** The most (address, account) pairs whose failures are kept (ALMANAC_AUTH_TRACKED_PAIRS). */
+  authTrackedPairs: number;
   /** Bytes of serialised answers the response cache of each worker may hold (ALMANAC_CACHE_MB; 0 turns it off). */
   cacheBytes: number;
   logLevel: LogLevel;
@@ -74,6 +84,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const geofence = Number(env.ALMANAC_GEOFENCE_KM || '40.2');
   if (!Number.isFinite(geofence) || geofence <= 0) throw new ConfigError(`ALMANAC_GEOFENCE_KM must be a positive number, not "${env.ALMANAC_GEOFENCE_KM}"`);
 
+  const headersTimeout = integer(env, 'ALMANAC_HEADERS_TIMEOUT', 20, 1, 3600);
+  const requestTimeout = integer(env, 'ALMANAC_REQUEST_TIMEOUT', 60, 1, 3600);
+  if (headersTimeout > requestTimeout) {
+    throw new ConfigError(`ALMANAC_HEADERS_TIMEOUT (${headersTimeout}) cannot be longer than ALMANAC_REQUEST_TIMEOUT (${requestTimeout}): the headers are part of the request`);
+  }
+
   const workersRaw = env.ALMANAC_WORKERS || '1';
   const workers = workersRaw === 'auto' ? 0 : integer(env, 'ALMANAC_WORKERS', 1, 1, 256);
 
@@ -108,10 +124,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminPassword,
     geofenceKm: geofence,
     workers,
+    workerStartAttempts: integer(env, 'ALMANAC_WORKER_START_ATTEMPTS', 5, 1, 1000),
     bodyLimitBytes: bodyLimit,
+    headersTimeoutMs: headersTimeout * 1000,
+    requestTimeoutMs: requestTimeout * 1000,
     corsOrigins: cors === '*' ? '*' : cors.split(',').map((o) => o.trim()).filter(Boolean),
     authMaxFailures: integer(env, 'ALMANAC_AUTH_MAX_FAILURES', 10, 1, 1_000_000),
     authLockSeconds: integer(env, 'ALMANAC_AUTH_LOCK_SECONDS', 900, 1, 31_536_000),
+    authScryptConcurrency: integer(env, 'ALMANAC_AUTH_SCRYPT_CONCURRENCY', 1, 1, 64),
+    authScryptQueue: integer(env, 'ALMANAC_AUTH_SCRYPT_QUEUE', 32, 0, 100_000),
+    authTrackedPairs: integer(env, 'ALMANAC_AUTH_TRACKED_PAIRS', 100_000, 10, 100_000_000),
     cacheBytes: integer(env, 'ALMANAC_CACHE_MB', 16, 0, 65_536) * 1024 * 1024,
     logLevel,
     validateResponses: false,

@@ -49,3 +49,11 @@ export class StorageFull extends Error {
     super(message, options);
   }
 }
+
+/**
+ * 401 / 403 `rest_forbidden_context`: `context=edit` from a caller who may not edit what is asked for, as WordPress's
+ * post and term routes refuse it (`message` is theirs: "…edit this post", "…edit terms in this taxonomy", …).
+ */
+export function forbiddenContext(authenticated: boolean, message: string): ApiError {
+  return new ApiError(authenticated ? 403 : 401, 'rest_forbidden_context', message);
+}

@@ -16,3 +16,28 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
   };
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
+
+/**
+ * A run of like failures (a full disk, a flood of password checks), logged once when it starts and once when it
+ * ends, with how many there were, rather than once each.
+ */
+export class Episode {
+  private count = 0;
+  private since = 0;
+
+  constructor(private readonly log: Logger, private readonly level: 'warn' | 'error', private readonly started: string, private readonly ended: string) {}
+
+  /** One more failure; the first of a run is logged with `fields`. */
+  fail(fields: Record<string, unknown>): void {
+    if (this.count++ > 0) return;
+    this.since = Date.now();
+    this.log[this.level](this.started, fields);
+  }
+
+  /** Things work again: ends the run, if any. */
+  end(): void {
+    if (this.count === 0) return;
+    this.log.info(this.ended, { failures: this.count, seconds: Math.round((Date.now() - this.since) / 1000) });
+    this.count = 0;
+  }
+}

@@ -3,31 +3,93 @@ import { createApp } from './app.js';
 import type { Config } from './config.js';
 import type { Engine } from './db/engine.js';
 import { describeDatabase, openEngine } from './db/open.js';
+import { storageFault } from './db/faults.js';
+import { DatabaseUnavailable } from './errors.js';
 import { ensureBootstrapAdmin } from './domain/passwords.js';
 import { createLogger, type Logger } from './log.js';
 
+/** A raw answer in WordPress's error shape, for what Node's parser handles before any request reaches the app. */
+function errorAnswer(status: number, code: string, message: string): string {
+  const body = JSON.stringify({ code, message, data: { status } });
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=UTF-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+}
+
 /**
  * The HTTP server of an app: URLs and headers up to 64 KiB (a long search or slug is the app's to refuse, with a
- * WordPress error), and requests Node's parser refuses still answered in WordPress's error shape.
+ * WordPress error), and requests Node's parser refuses still answered in WordPress's error shape. A client that has
+ * not sent its headers within ALMANAC_HEADERS_TIMEOUT, or its whole request within ALMANAC_REQUEST_TIMEOUT, gets 408
+ * and is cut off, so slow clients cannot hold connections (a body trickled a byte at a time, say); Node checks the
+ * timeouts once a second. Idle kept-alive connections close after 65 s (longer than the 60 s load balancers keep).
  */
-export function createHttpServer(listener: RequestListener): Server {
-  const server = createServer({ maxHeaderSize: 64 * 1024 }, listener);
+export function createHttpServer(listener: RequestListener, timeouts: Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs'>): Server {
+  const server = createServer({
+    maxHeaderSize: 64 * 1024,
+    headersTimeout: timeouts.headersTimeoutMs,
+    requestTimeout: timeouts.requestTimeoutMs,
+    connectionsCheckingInterval: 1000,
+  }, listener);
+  server.keepAliveTimeout = 65_000;
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    if (!socket.writable) return socket.destroy();
-    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-    const body = JSON.stringify(status === 431
-      ? { code: 'rest_request_too_large', message: 'The request line or headers are larger than this server accepts.', data: { status } }
-      : { code: 'rest_invalid_request', message: 'The request is not valid HTTP.', data: { status } });
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=UTF-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    // an answer already begun cannot be followed by another one
+    const answering = (socket as typeof socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (!socket.writable || answering?.headersSent) return socket.destroy();
+    const answer = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? errorAnswer(408, 'rest_request_timeout', 'The request was not received in time.')
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? errorAnswer(431, 'rest_request_too_large', 'The request line or headers are larger than this server accepts.')
+        : errorAnswer(400, 'rest_invalid_request', 'The request is not valid HTTP.');
+    // closed for good once sent: a slow client must not keep the connection half open
+    socket.end(answer, () => socket.destroy());
   });
   return server;
 }
 
-/** Migrates the database and ensures the bootstrap administrator (once, before any worker serves). */
+/** The server cannot start as configured; its message is one line for the operator. */
+export class StartupError extends Error {}
+
+/** A refusal to start, for an error met while opening or first writing the database; null for any other error. */
+function unusable(config: Config, err: unknown): StartupError | null {
+  const where = describeDatabase(config);
+  if (err instanceof DatabaseUnavailable) {
+    return new StartupError(`the database ${where} cannot be reached (${(err.cause as Error | undefined)?.message ?? err.message}): check ALMANAC_DATABASE_URL and that the server runs`);
+  }
+  const code = String((err as { code?: unknown } | null)?.code ?? '');
+  if (!code.startsWith('SQLITE_') && !['EACCES', 'EPERM', 'EROFS', 'ENOSPC'].includes(code)) return null;
+  const reason = (err as Error).message;
+  return new StartupError(storageFault(err) === 'full'
+    ? `the database ${where} has no storage left (${reason}): free some space on its disk`
+    : `the database ${where} cannot be written (${reason}): Almanac writes the file and creates files beside it in its folder (-wal, -shm, -lockout); make both writable by this process`);
+}
+
+/** The address cannot be listened on: said in one line, without a stack (exit status 1). */
+export class ListenError extends Error {}
+
+function listenError(err: NodeJS.ErrnoException, config: Config): Error {
+  const where = `${config.host}:${config.port}`;
+  if (err.code === 'EADDRINUSE') return new ListenError(`cannot listen on ${where}: another process is using that port (choose another with PORT)`);
+  if (err.code === 'EACCES') return new ListenError(`cannot listen on ${where}: not allowed to use that port (choose one above 1023 with PORT)`);
+  if (err.code === 'EADDRNOTAVAIL') return new ListenError(`cannot listen on ${where}: this machine has no such address (set HOST)`);
+  return err;
+}
+
+/**
+ * Migrates the database, ensures the bootstrap administrator and checks that the database and the failure counts
+ * beside it can be written (once, before any worker serves). A file or folder that cannot be written refuses the
+ * start with one line (StartupError), rather than a server that answers reads and fails every write.
+ */
 export async function prepareDatabase(config: Config, log: Logger): Promise<void> {
-  const engine = await openMigrated(config, log);
+  let engine: Engine;
+  try {
+    engine = await openMigrated(config, log);
+  } catch (err) {
+    throw unusable(config, err) ?? err;
+  }
   try {
     await bootstrap(engine, config, log);
+    // a write that changes nothing: an existing, migrated database may have needed no write so far
+    await engine.checkWritable();
+  } catch (err) {
+    throw unusable(config, err) ?? err;
   } finally {
     await engine.close();
   }
@@ -50,18 +112,17 @@ async function bootstrap(engine: Engine, config: Config, log: Logger): Promise<v
 /** Serves Almanac on the configured address; stops cleanly on SIGTERM/SIGINT (requests in flight finish first). */
 export async function serve(config: Config, options: { prepared?: boolean } = {}): Promise<Server> {
   const log = createLogger(config.logLevel);
-  const engine = await openMigrated(config, log);
-  if (!options.prepared) await bootstrap(engine, config, log);
-  const { listener } = await createApp({ engine, config, log });
-  const server = createHttpServer(listener);
-  server.keepAliveTimeout = 65_000;
+  if (!options.prepared) await prepareDatabase(config, log);
+  const engine = await openEngine(config);
+  const app = await createApp({ engine, config, log });
+  const server = createHttpServer(app.listener, config);
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, config)));
     server.listen(config.port, config.host, resolve);
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  log.info('almanac listening', { url: `http://${config.host}:${port}/wp-json/tribe/events/v1`, db: describeDatabase(config), engine: engine.kind });
+  log.info('almanac listening', { url: `http://${config.host}:${port}/wp-json/tribe/events/v1`, db: describeDatabase(config), engine: engine.kind, pid: process.pid });
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -1,6 +1,4 @@
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generationOf } from '../src/db/generation.js';
 import { ResponseCache, replayKey } from '../src/http/cache.js';
 import { basic, NS, TestServer } from './helpers/server.js';
 
@@ -32,9 +30,8 @@ describe('the response cache is exact', () => {
   it('sees writes made by another connection or process', async () => {
     const e = await create({ title: 'Before the other process' });
     expect((await s.raw('GET', `${NS}/events/${e.id}`)).body.title).toBe('Before the other process');
-    const other = new Database(s.config.dbPath);
-    other.prepare('UPDATE posts SET title = ? WHERE id = ?').run('Written elsewhere', e.id);
-    other.close();
+    // a connection of its own (s.sql), which appends to the change log as every writer does
+    await s.sql('UPDATE posts SET title = ? WHERE id = ?', 'Written elsewhere', e.id);
     expect((await s.raw('GET', `${NS}/events/${e.id}`)).body.title).toBe('Written elsewhere');
   });
 
@@ -51,7 +48,7 @@ describe('the response cache is exact', () => {
   });
 
   it('keeps each caller\'s answers apart', async () => {
-    const author = s.user('author', 'cache-author');
+    const author = await s.user('author', 'cache-author');
     const draft = (await s.raw('POST', `${NS}/events`, { as: author, json: { title: 'Author draft', status: 'draft', start_date: '2031-06-02 10:00', end_date: '2031-06-02 11:00' } })).body;
     const mine = (await s.raw('GET', list, { as: author })).body.events.map((x: { id: number }) => x.id);
     const theirs = (await s.raw('GET', list)).body.events.map((x: { id: number }) => x.id);
@@ -63,28 +60,23 @@ describe('the response cache is exact', () => {
 
 describe('what retires cached answers', () => {
   it('not the record of when a password was last used, which no answer shows; any other write does', async () => {
-    const generation = generationOf(s.db);
-    const reader = s.user('subscriber', 'last-used-reader');
-    const lastUsed = () => s.db.prepare<[string], { at: string | null }>('SELECT p.last_used_utc AS at FROM app_passwords p JOIN users u ON u.id = p.user_id WHERE u.login = ?').get('last-used-reader')!.at;
-    expect(lastUsed()).toBeNull();
-    const before = generation();
+    const generation = async () => s.engine.generation();
+    const reader = await s.user('subscriber', 'last-used-reader');
+    const lastUsed = async () => (await s.sql<{ at: string | null }>('SELECT p.last_used_utc AS at FROM app_passwords p JOIN users u ON u.id = p.user_id WHERE u.login = ?', 'last-used-reader'))[0]!.at;
+    expect(await lastUsed()).toBeNull();
+    const before = await generation();
     expect((await s.raw('GET', list, { as: reader })).status).toBe(200);
-    expect(lastUsed()).not.toBeNull();
-    expect(generation()).toEqual(before);
+    expect(await lastUsed()).not.toBeNull();
+    expect(await generation()).toEqual(before);
     await create({ title: 'A change every answer may show' });
-    expect(generation()).not.toEqual(before);
+    expect(await generation()).not.toEqual(before);
   });
 });
 
 describe('the front answer (a cached GET answered before Koa)', () => {
   /** Every header line but the two that differ by nature between any two answers. */
   const replayable = (lines: [string, string][]) => lines.filter(([name]) => !/^(x-request-id|date)$/i.test(name));
-  /** Whether the front answer, not the pipeline, answered the request of this id (its log line says so). */
-  const frontAnswered = (requestId: string) => {
-    const line = s.logs.map((l) => JSON.parse(l) as { requestId?: string; front?: boolean }).find((l) => l.requestId === requestId);
-    expect(line, requestId).toBeDefined();
-    return line!.front === true;
-  };
+  const frontAnswered = (requestId: string) => s.frontAnswered(requestId);
 
   it('sends the very bytes and header lines, in order, that the full pipeline sent, with a request id of its own', async () => {
     const e = await create({ title: 'Replayed', categories: [] });
@@ -155,9 +147,9 @@ describe('the front answer (a cached GET answered before Koa)', () => {
     expect(fronted).toEqual([...Array(7).fill(true), ...Array(3).fill(false)]);
   });
 
-  it('counts what the header lines of the variants take against the cache\'s bytes', () => {
-    const cache = new ResponseCache(s.db, 16_000);
-    const { version } = generationOf(s.db)();
+  it('counts what the header lines of the variants take against the cache\'s bytes', async () => {
+    const cache = new ResponseCache(16_000);
+    const version = await s.engine.generation();
     const answer = (n: number) => ({ status: 200, bytes: Buffer.alloc(2000, n), headers: {}, linkPrefix: '' });
     const moment = (cache.find('probe', version), cache.moment);
     const first = cache.store('first', answer(1), false, moment)!;
@@ -191,15 +183,15 @@ describe('the front answer (a cached GET answered before Koa)', () => {
   });
 
   it('answers a caller it knows only while nothing was written, and credentials it cannot vouch for go through authentication', async () => {
-    const author = s.user('author', 'front-author');
+    const author = await s.user('author', 'front-author');
     const draft = (await s.raw('POST', `${NS}/events`, { as: author, json: { title: 'Front draft', status: 'draft', start_date: '2031-06-03 10:00', end_date: '2031-06-03 11:00' } })).body;
     const path = `${NS}/events/${draft.id}`;
     for (let i = 0; i < 3; i++) expect((await s.http('GET', path, { Authorization: basic(author) })).status).toBe(200);
     expect((await s.http('GET', path, { Authorization: basic({ login: 'front-author', password: 'wrong' }) })).status).toBe(401);
     expect((await s.http('GET', path, { Authorization: 'Bearer something' })).body.code).toBe('event-not-accessible');
     expect((await s.http('GET', path)).body.code).toBe('event-not-accessible');
-    const password = s.db.prepare<[string], { userId: number; uuid: string }>('SELECT p.user_id AS userId, p.uuid FROM app_passwords p JOIN users u ON u.id = p.user_id WHERE u.login = ?').get('front-author')!;
-    expect(s.repos.users.revokePassword(password.userId, password.uuid)).toBe(true);
+    const [password] = await s.sql<{ userId: number; uuid: string }>('SELECT p.user_id AS "userId", p.uuid FROM app_passwords p JOIN users u ON u.id = p.user_id WHERE u.login = ?', 'front-author');
+    expect(await s.engine.write((unit) => unit.users.revokePassword(password!.userId, password!.uuid))).toBe(true);
     expect((await s.http('GET', path, { Authorization: basic(author) })).status).toBe(401);
   });
 });

@@ -1,12 +1,29 @@
 import ICAL from 'ical.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertEvent, NS, TestServer } from './helpers/server.js';
+import { NS, TestServer } from './helpers/server.js';
 
 let s: TestServer;
 beforeAll(async () => {
   s = await TestServer.start();
 });
 afterAll(() => s.close());
+
+/**
+ * Inserts published events of these titles straight into the database, in this order (ids ascending), as
+ * `insertEvent` does one by one, in three statements whatever their number.
+ */
+async function insertEvents(server: TestServer, titles: string[]): Promise<void> {
+  const now = '2026-11-01 10:00:00';
+  const prefix = `bulk-${Math.random().toString(36).slice(2)}-`;
+  await server.sql(`INSERT INTO posts (type, status, slug, title, date_local, date_utc, modified_local, modified_utc, lang, translation_group)
+                    VALUES ${titles.map(() => "('event', 'publish', ?, ?, ?, ?, ?, ?, 'en', ?)").join(', ')}`,
+  // a translation group of its own for each (unique by type and language) until it is set to the id
+  ...titles.flatMap((title, i) => [`${prefix}${i}`, title, now, now, now, now, -1 - i]));
+  await server.sql('UPDATE posts SET translation_group = id WHERE slug LIKE ?', `${prefix}%`);
+  await server.sql(`INSERT INTO events (post_id, start_local, end_local, start_utc, end_utc, timezone, lang, status, date_utc)
+                    SELECT id, '2027-01-01 10:00:00', '2027-01-01 12:00:00', '2027-01-01 10:00:00', '2027-01-01 12:00:00', 'UTC+0', 'en', 'publish', ?
+                    FROM posts WHERE slug LIKE ?`, now, `${prefix}%`);
+}
 
 type Wire = Record<string, any>;
 const post = async (path: string, json: Record<string, unknown>) => {
@@ -126,18 +143,16 @@ describe('iCalendar', () => {
     expect(bad.headers.get('content-type')).toBe('application/json; charset=UTF-8');
   });
 
-  it('has no pages: the first 1,000 events by start', async () => {
+  it('has no pages: the first 500 events by start', async () => {
     const other = await TestServer.start();
     try {
-      other.db.transaction(() => {
-        for (let i = 0; i < 1005; i++) insertEvent(other.db, { title: `Bulk ${String(i).padStart(4, '0')}` });
-      })();
+      await insertEvents(other, Array.from({ length: 505 }, (_, i) => `Bulk ${String(i).padStart(4, '0')}`));
       // the fixture events share a start; the list orders them by date, then id
       const r = await other.raw('GET', `${NS}/events.ics?start_date=2026-12-01&end_date=2027-12-31`);
       const { events } = parse(r.text);
-      expect(events).toHaveLength(1000);
+      expect(events).toHaveLength(500);
       expect(events[0]!.event.summary).toBe('Bulk 0000');
-      expect(events.at(-1)!.event.summary).toBe('Bulk 0999');
+      expect(events.at(-1)!.event.summary).toBe('Bulk 0499');
     } finally {
       await other.close();
     }
@@ -168,5 +183,102 @@ describe('iCalendar', () => {
     const again = await s.raw('GET', `${NS}/events/${berlin.id}/ics`);
     expect(again.text).toBe(first.text);
     expect((await s.raw('GET', `${NS}/events/${berlin.id}/ics`, { headers: { 'If-None-Match': first.headers.get('etag')! } })).status).toBe(304);
+  });
+});
+
+describe('iCalendar text written by users', () => {
+  // what a hostile author would put in every field that reaches a calendar file: line breaks of each kind (raw and as
+  // HTML entities, which the plain-text rendering decodes), the separators of iCalendar values, and long Unicode
+  const breakOut = 'BEGIN:VALARM\r\nACTION:AUDIO\r\nATTACH:https://evil.example/x.mp3\r\nEND:VALARM';
+  const separators = 'semi;colon, comma \\ backslash "quoted" ^caret\ttab';
+  const unicode = 'Fête de la musique 🎷🎺 東京ジャズ ñandú e\u0301te '.repeat(6).trim(); // 1-, 2-, 3- and 4-octet characters
+  const hostile = (label: string) => `${label} ${separators}\r\n${breakOut}\nX-INJECTED:${label}\rDESCRIPTION:forged ${unicode}`;
+  /** A hostile name as WordPress renders titles and names (curly quotes). */
+  const rendered = (label: string) => hostile(label).replace('"quoted"', '“quoted”');
+  const entities = (label: string) => `${label} &#13;&#10;X-INJECTED:${label}&#10;BEGIN:VEVENT`;
+  /** A text as an iCalendar value carries it: every line break is one escaped `\n`. */
+  const asRead = (text: string) => text.replace(/\r\n?/g, '\n');
+  /** A TEXT value ical.js does not know the type of (NAME, X-WR-CALNAME: RFC 7986), unescaped as RFC 5545 says. */
+  const text = (raw: unknown) => String(raw).replace(/\\([\\;,nN])/g, (_, c: string) => (c === 'n' || c === 'N' ? '\n' : c));
+
+  let event: Wire;
+  beforeAll(async () => {
+    const category = await post('/categories', { name: `Cat ${separators} &#10;X-INJECTED:category` });
+    const venue = await post('/venues', { venue: hostile('Venue'), address: entities('Street'), city: `City ${separators}`, zip: entities('Zip'), country: 'Côte d’Ivoire 🎷' });
+    const organizer = await post('/organizers', { organizer: hostile('Organizer'), email: `x";CN=forged;\r\nATTACH:https://evil.example/${separators}@example.test` });
+    event = await post('/events', {
+      title: hostile('Title'), description: `<p>${hostile('Description')}</p><p>${entities('Paragraph')}</p>`,
+      start_date: '2027-05-10 19:00:00', end_date: '2027-05-10 21:00:00', timezone: 'America/Argentina/Buenos_Aires',
+      venue: venue.id, organizer: [organizer.id], categories: [category.id],
+    });
+  });
+
+  /** The raw lines: CRLF only, 75 octets at most, continuation lines start with a space; unfolded, every line is a property. */
+  function expectWellFormedLines(text: string): string[] {
+    expect(text.replace(/\r\n/g, '')).not.toMatch(/[\r\n]/);
+    expect(text).not.toContain('\uFFFD'); // no UTF-8 sequence was split (the server would have sent a replacement)
+    const physical = text.split('\r\n');
+    for (const line of physical) expect(Buffer.byteLength(line), line).toBeLessThanOrEqual(75);
+    const unfolded = text.replace(/\r\n /g, '').split('\r\n');
+    expect(physical.length).toBeGreaterThan(unfolded.length); // the long texts were folded
+    const names = unfolded.map((line) => /^[A-Z-]+/.exec(line)?.[0]);
+    expect(names.filter((name) => name === undefined)).toEqual([]);
+    expect(unfolded.filter((line) => /^(X-INJECTED|ACTION|ATTACH)|^BEGIN:V(ALARM|EVENT)$/.test(line) && line !== 'BEGIN:VEVENT')).toEqual([]);
+    expect(unfolded.filter((line) => line === 'BEGIN:VEVENT')).toHaveLength(1);
+    return unfolded;
+  }
+
+  it('cannot add a line, a component or a parameter through any field of an event file', async () => {
+    const r = await s.raw('GET', `${NS}/events/${event.id}/ics`);
+    expect(r.status).toBe(200);
+    const lines = expectWellFormedLines(r.text);
+    const { calendar, events, zones } = parse(r.text);
+    expect(events).toHaveLength(1);
+    const { vevent, event: parsed } = events[0]!;
+    expect(vevent.getAllSubcomponents()).toEqual([]); // no VALARM
+    expect(vevent.getAllProperties().map((p) => p.name).sort()).toEqual(
+      ['categories', 'description', 'dtend', 'dtstamp', 'dtstart', 'location', 'organizer', 'sequence', 'summary', 'uid', 'url'],
+    );
+
+    // every value reads back as the text the JSON representation shows, line breaks included
+    const json = (await s.raw('GET', `${NS}/events/${event.id}`)).body as Wire;
+    const title = `Title ${separators.replace('"quoted"', '&#8220;quoted&#8221;')}`; // the title as WordPress renders it
+    expect(json.title.startsWith(title)).toBe(true);
+    const summary = rendered('Title');
+    expect(parsed.summary).toBe(asRead(summary));
+    expect(text(calendar.getFirstPropertyValue('name'))).toBe(asRead(summary));
+    expect(text(calendar.getFirstPropertyValue('x-wr-calname'))).toBe(asRead(summary));
+    expect(parsed.description).toBe(asRead(`${hostile('Description')}\nParagraph \r\nX-INJECTED:Paragraph\nBEGIN:VEVENT`));
+    expect(parsed.location).toBe(asRead([
+      rendered('Venue'),
+      'Street \r\nX-INJECTED:Street\nBEGIN:VEVENT', `City ${separators.replace('\t', ' ')}`, 'Zip \r\nX-INJECTED:Zip\nBEGIN:VEVENT', 'Côte d’Ivoire 🎷',
+    ].join(', ')));
+    expect(vevent.getAllProperties('categories').flatMap((p) => p.getValues())).toEqual([`Cat ${separators.replace('\t', ' ')}\nX-INJECTED:category`]);
+    const organizer = vevent.getFirstProperty('organizer')!;
+    expect(organizer.getParameter('cn')).toBe(asRead(rendered('Organizer')));
+    expect(Object.keys(organizer.toJSON()[1])).toEqual(['cn']); // no parameter of the author's making
+    const mailto = organizer.getFirstValue() as string;
+    expect(mailto).toMatch(/^mailto:[A-Za-z0-9\-._~!$'()*+:@%]+$/);
+    expect(decodeURIComponent(mailto.slice('mailto:'.length))).toBe(json.organizer[0].email);
+    expect(vevent.getFirstPropertyValue('url')).toBe(json.url);
+    // the timezone the author chose names the VTIMEZONE and the times' TZID
+    expect(zones).toEqual(['America/Argentina/Buenos_Aires']);
+    expect(vevent.getFirstProperty('dtstart')!.getParameter('tzid')).toBe('America/Argentina/Buenos_Aires');
+    expect(parsed.startDate.toString()).toBe('2027-05-10T19:00:00');
+    expect(lines.filter((line) => line.startsWith('DTSTART;'))).toEqual(['DTSTART;TZID=America/Argentina/Buenos_Aires:20270510T190000']);
+  });
+
+  it('escapes the same way in the feed', async () => {
+    const r = await s.raw('GET', `${NS}/events.ics?start_date=2027-05-10&end_date=2027-05-10`);
+    expectWellFormedLines(r.text);
+    const { calendar, events } = parse(r.text);
+    expect(calendar.getFirstPropertyValue('name')).toBe('Events');
+    expect(events.map((e) => e.event.uid)).toEqual([`event-${event.id}@127.0.0.1`]);
+    expect(events[0]!.event.summary).toBe(asRead(rendered('Title')));
+    // the e-mail address, as stored (not validated), is a mailto: URI whose characters need no escaping
+    const mailto = events[0]!.vevent.getFirstPropertyValue('organizer') as string;
+    expect(mailto).toMatch(/^mailto:[A-Za-z0-9\-._~!$'()*+:@%]+$/);
+    expect(decodeURIComponent(mailto.slice('mailto:'.length))).toBe(event.organizer[0].email);
+    expect(event.organizer[0].email).toContain('";CN=forged;');
   });
 });

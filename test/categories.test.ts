@@ -8,9 +8,9 @@ let subscriber: Credentials;
 
 beforeAll(async () => {
   s = await TestServer.start();
-  author = s.user('author');
-  contributor = s.user('contributor');
-  subscriber = s.user('subscriber');
+  author = await s.user('author');
+  contributor = await s.user('contributor');
+  subscriber = await s.user('subscriber');
 });
 afterAll(() => s.close());
 
@@ -135,13 +135,13 @@ describe('reading, updating and deleting categories', () => {
     const top = await create({ name: 'Top' });
     const middle = await create({ name: 'Middle', parent: top.body.id });
     const leaf = await create({ name: 'Leaf', parent: middle.body.id });
-    const event = insertEvent(s.db, { terms: [middle.body.id] });
+    const event = await insertEvent(s, { terms: [middle.body.id] });
     const del = await s.client(s.admin).DELETE(`${NS}/categories/{id}`, { params: { path: { id: middle.body.id } } });
     expect(del.response.status).toBe(200);
     expect(del.data).toMatchObject({ id: middle.body.id, name: 'Middle', count: 1 });
     expect(del.data!._links).toBeUndefined();
     expect((await s.raw('GET', `${NS}/categories/${leaf.body.id}`)).body.parent).toBe(top.body.id);
-    expect(s.db.prepare('SELECT COUNT(*) AS n FROM event_terms WHERE event_id = ?').get(event)).toEqual({ n: 0 });
+    expect(await s.sql('SELECT CAST(COUNT(*) AS INTEGER) AS n FROM event_terms WHERE event_id = ?', event)).toEqual([{ n: 0 }]);
     expect((await s.raw('DELETE', `${NS}/categories/${middle.body.id}`, { as: s.admin })).body.code).toBe('rest_invalid_param');
     expect((await s.raw('DELETE', `${NS}/categories/${top.body.id}`, { as: contributor })).status).toBe(403);
   });
@@ -156,10 +156,10 @@ describe('listing categories', () => {
       const r = await fresh.raw('POST', `${NS}/categories`, { as: fresh.admin, json: { name, parent: parent ? ids[parent] : 0 } });
       ids[name] = r.body.id;
     }
-    insertEvent(fresh.db, { terms: [ids.Music!, ids.Jazz!] });
-    insertEvent(fresh.db, { terms: [ids.Music!, ids.Family!] });
-    insertEvent(fresh.db, { terms: [ids.Sports!], status: 'draft' });
-    insertEvent(fresh.db, { terms: [ids.Workshops!], status: 'future' }); // date in the past: counts as published
+    await insertEvent(fresh, { terms: [ids.Music!, ids.Jazz!] });
+    await insertEvent(fresh, { terms: [ids.Music!, ids.Family!] });
+    await insertEvent(fresh, { terms: [ids.Sports!], status: 'draft' });
+    await insertEvent(fresh, { terms: [ids.Workshops!], status: 'future' }); // date in the past: counts as published
   });
   afterAll(() => fresh.close());
 
@@ -225,8 +225,8 @@ describe('listing categories', () => {
   });
 
   it('filters by the event a category is assigned to (post, event wins)', async () => {
-    const event = insertEvent(fresh.db, { terms: [ids.Sports!, ids.Family!] });
-    const other = insertEvent(fresh.db, { terms: [ids.Jazz!] });
+    const event = await insertEvent(fresh, { terms: [ids.Sports!, ids.Family!] });
+    const other = await insertEvent(fresh, { terms: [ids.Jazz!] });
     const names = (r: { categories: { name: string }[] }) => r.categories.map((c) => c.name);
     expect(names(await list(`?hide_empty=0&post=${event}`))).toEqual(['Family', 'Sports']);
     expect(names(await list(`?hide_empty=0&post=${event}&event=${other}`))).toEqual(['Jazz']);

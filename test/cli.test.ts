@@ -1,48 +1,105 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { run, UsageError } from '../src/commands.js';
-import { openDatabase } from '../src/db/connection.js';
-import { loadMigrations, migrate, MigrationError } from '../src/db/migrate.js';
-import { insertEvent, NS, TestServer, type Credentials } from './helpers/server.js';
+import { loadMigrations as loadFrom, MigrationError } from '../src/db/migrations.js';
+import { openDatabase } from '../src/db/sqlite/connection.js';
+import { migrate, sqliteMigrationsDir } from '../src/db/sqlite/migrate.js';
+import { projectRoot } from '../src/paths.js';
+import { rawSql, testDatabase, type TestDatabase } from './helpers/engines.js';
+import { NS, TestServer, type Credentials } from './helpers/server.js';
+
+/** The migrations (both engines have the same numbers: version N is the same schema on either). */
+const loadMigrations = () => loadFrom(sqliteMigrationsDir);
 
 const PASSWORD = /^([A-Za-z0-9]{4} ){5}[A-Za-z0-9]{4}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-const savedDb = process.env.ALMANAC_DB;
+const savedEnv = { ALMANAC_DB: process.env.ALMANAC_DB, ALMANAC_DATABASE_URL: process.env.ALMANAC_DATABASE_URL };
 function restoreEnv(): void {
-  if (savedDb === undefined) delete process.env.ALMANAC_DB;
-  else process.env.ALMANAC_DB = savedDb;
+  for (const [name, value] of Object.entries(savedEnv)) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
 }
 
-/** Runs the CLI in-process against ALMANAC_DB, returning the lines it printed. */
+/** Points the in-process CLI at a database: a SQLite file, and the PostgreSQL database when there is one. */
+function useDatabase(dbPath: string, url: string | null): void {
+  process.env.ALMANAC_DB = dbPath;
+  if (url) process.env.ALMANAC_DATABASE_URL = url;
+  else delete process.env.ALMANAC_DATABASE_URL;
+}
+
+/** SQLite only: what these tests check is SQLite's file (created or not, its -wal file, a copy of it). */
+const sqliteOnly = TestServer.engine === 'sqlite';
+
+/** What the last command run by `almanac` noted on stderr. */
+let notes: string[] = [];
+
+/** Runs the CLI in-process against ALMANAC_DB, returning the lines it printed (its notes go to `notes`). */
 async function almanac(...argv: string[]): Promise<string[]> {
   const lines: string[] = [];
-  await run(argv, (line) => lines.push(line));
+  notes = [];
+  await run(argv, (line) => lines.push(line), (line) => notes.push(line));
   return lines;
+}
+
+/** The built command as a process, in `cwd`, with the environment given (ALMANAC_DB unset unless given). */
+function almanacProcess(cwd: string, argv: string[], env: Record<string, string> = {}) {
+  const { ALMANAC_DB: _unset, ...inherited } = process.env;
+  return spawnSync(process.execPath, [join(projectRoot, 'dist', 'src', 'cli.js'), ...argv], { cwd, env: { ...inherited, ...env }, encoding: 'utf8' });
 }
 
 describe('almanac CLI on a temporary database', () => {
   let dir: string;
   let dbPath: string;
+  /** The engine's database: a SQLite file not created yet, or a new (migrated, empty) PostgreSQL database. */
+  let database: TestDatabase;
+  const sql = <T = Record<string, unknown>>(text: string, ...params: unknown[]) => rawSql<T>(database, text, params);
 
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'almanac-cli-'));
     dbPath = join(dir, 'almanac.sqlite');
-    process.env.ALMANAC_DB = dbPath;
+    database = await testDatabase(dbPath);
+    useDatabase(dbPath, database.url);
   });
-  afterEach(() => {
+  afterEach(async () => {
     restoreEnv();
+    await database.drop();
     rmSync(dir, { recursive: true, force: true });
   });
 
   const uuidsOf = async (login: string) => (await almanac('app-password', 'list', login)).map((line) => line.split('\t')[0]!);
 
-  it('migrate creates the schema once, at ALMANAC_DB', async () => {
+  it.runIf(sqliteOnly)('migrate creates the schema once, at ALMANAC_DB', async () => {
     expect(await almanac('migrate')).toEqual([`migrated to version ${loadMigrations().length}`]);
     expect(existsSync(dbPath)).toBe(true);
     expect(await almanac('migrate')).toEqual(['already up to date']);
+  });
+
+  it.runIf(sqliteOnly)('says which database it opened, and creates one only for commands that add to it', async () => {
+    for (const argv of [['user', 'list'], ['app-password', 'list', 'admin'], ['app-password', 'add', 'admin'], ['user', 'set-role', 'admin', 'editor'], ['trash', 'purge', '--older-than', '30d'], ['backup', join(dir, 'copy.sqlite')]]) {
+      await expect(almanac(...argv), argv.join(' ')).rejects.toThrow(new UsageError(`no database at ${dbPath}: set ALMANAC_DB to the database file, or run almanac where its data/ folder is`));
+    }
+    expect(readdirSync(dir)).toEqual([]);
+    await almanac('user', 'add', 'alice');
+    expect(notes).toEqual([`created a new database at ${dbPath}`]);
+    await almanac('user', 'list');
+    expect(notes).toEqual([`database ${dbPath}`]);
+  });
+
+  it.runIf(sqliteOnly)('refuses to back up into a folder that does not exist', async () => {
+    await almanac('migrate');
+    const target = join(dir, 'missing', 'copy.sqlite');
+    await expect(almanac('backup', target)).rejects.toThrow(new UsageError(`cannot write the backup ${target}: there is no folder ${join(dir, 'missing')}`));
+    const copy = join(dir, 'copy.sqlite');
+    const printed = await almanac('backup', copy);
+    expect(printed).toHaveLength(1);
+    expect(printed[0]).toMatch(/^backed up .+ to .+copy\.sqlite \(\d+ pages\)$/);
+    expect(existsSync(copy)).toBe(true);
   });
 
   it('adds a user and lists them', async () => {
@@ -120,27 +177,28 @@ describe('almanac CLI on a temporary database', () => {
     await almanac('user', 'add', 'alice', '--role', 'editor');
     await almanac('user', 'add', 'bob', '--role', 'editor');
     await almanac('app-password', 'add', 'alice');
-    const db = openDatabase(dbPath);
-    try {
-      const aliceId = Number((await almanac('user', 'list'))[0]!.split('\t')[0]);
-      const post = insertEvent(db);
-      db.prepare('UPDATE posts SET author_id = ? WHERE id = ?').run(aliceId, post);
+    const aliceId = Number((await almanac('user', 'list'))[0]!.split('\t')[0]);
+    // an event of alice's, straight into the database (no server runs here)
+    const now = '2026-11-01 10:00:00';
+    await sql(`INSERT INTO posts (type, status, slug, title, date_local, date_utc, modified_local, modified_utc, lang, translation_group, author_id)
+               VALUES ('event', 'publish', 'alices-event', 'Alice''s event', ?, ?, ?, ?, 'en', 0, ?)`, now, now, now, now, aliceId);
+    const post = Number((await sql<{ id: number }>(`SELECT id FROM posts WHERE slug = 'alices-event'`))[0]!.id);
+    await sql('UPDATE posts SET translation_group = id WHERE id = ?', post);
+    await sql(`INSERT INTO events (post_id, start_local, end_local, start_utc, end_utc, timezone, lang, status, date_utc, author_id)
+               VALUES (?, '2027-01-01 10:00:00', '2027-01-01 12:00:00', '2027-01-01 10:00:00', '2027-01-01 12:00:00', 'UTC+0', 'en', 'publish', ?, ?)`, post, now, aliceId);
 
-      await expect(almanac('user', 'remove', 'alice')).rejects.toThrow(UsageError);
-      await expect(almanac('user', 'remove', 'alice', '--reassign', 'alice')).rejects.toThrow(UsageError);
-      await expect(almanac('user', 'remove', 'alice', '--reassign', 'nobody')).rejects.toThrow(UsageError);
-      expect(await almanac('user', 'list')).toHaveLength(2);
+    await expect(almanac('user', 'remove', 'alice')).rejects.toThrow(UsageError);
+    await expect(almanac('user', 'remove', 'alice', '--reassign', 'alice')).rejects.toThrow(UsageError);
+    await expect(almanac('user', 'remove', 'alice', '--reassign', 'nobody')).rejects.toThrow(UsageError);
+    expect(await almanac('user', 'list')).toHaveLength(2);
 
-      expect(await almanac('user', 'remove', 'alice', '--reassign', 'bob')).toEqual(['user alice removed; records reassigned to bob']);
-      const list = await almanac('user', 'list');
-      expect(list.map((l) => l.split('\t')[1])).toEqual(['bob']);
-      const bobId = Number(list[0]!.split('\t')[0]);
-      expect(db.prepare('SELECT author_id FROM posts WHERE id = ?').get(post)).toEqual({ author_id: bobId });
-      expect(db.prepare('SELECT count(*) AS n FROM app_passwords WHERE user_id = ?').get(aliceId)).toEqual({ n: 0 });
-      await expect(almanac('user', 'remove', 'alice', '--reassign', 'bob')).rejects.toThrow(UsageError);
-    } finally {
-      db.close();
-    }
+    expect(await almanac('user', 'remove', 'alice', '--reassign', 'bob')).toEqual(['user alice removed; records reassigned to bob']);
+    const list = await almanac('user', 'list');
+    expect(list.map((l) => l.split('\t')[1])).toEqual(['bob']);
+    const bobId = Number(list[0]!.split('\t')[0]);
+    expect(await sql('SELECT CAST(author_id AS INTEGER) AS author_id FROM posts WHERE id = ?', post)).toEqual([{ author_id: bobId }]);
+    expect(await sql('SELECT CAST(COUNT(*) AS INTEGER) AS n FROM app_passwords WHERE user_id = ?', aliceId)).toEqual([{ n: 0 }]);
+    await expect(almanac('user', 'remove', 'alice', '--reassign', 'bob')).rejects.toThrow(UsageError);
   });
 
   it('refuses an unknown command', async () => {
@@ -156,7 +214,17 @@ describe('almanac CLI on a temporary database', () => {
     expect(await almanac()).toEqual(help);
   });
 
-  it('refuses a database newer than the code, and closes it', async () => {
+  it.runIf(!sqliteOnly)('refuses a PostgreSQL database newer than the code, and closes its connections', async () => {
+    await sql('UPDATE almanac_schema SET version = ?', loadMigrations().length + 1);
+    await expect(almanac('user', 'list')).rejects.toThrow(MigrationError);
+    await expect(almanac('migrate')).rejects.toThrow(MigrationError);
+    // a leaked pool would keep connections to the database open (a closed one's may take a moment to go)
+    const others = async () => (await sql<{ n: number }>('SELECT CAST(COUNT(*) AS INTEGER) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()'))[0]!.n;
+    for (let i = 0; i < 20 && (await others()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await others()).toBe(0);
+  });
+
+  it.runIf(sqliteOnly)('refuses a database newer than the code, and closes it', async () => {
     const db = openDatabase(dbPath);
     migrate(db);
     db.pragma(`user_version = ${loadMigrations().length + 1}`);
@@ -171,12 +239,65 @@ describe('almanac CLI on a temporary database', () => {
   });
 });
 
+// The CLI's own behaviour on its default engine (SQLite, no ALMANAC_DATABASE_URL): the same in either project
+describe.runIf(sqliteOnly)('the almanac and server processes', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'almanac-process-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A process's stderr as lines; none may be a stack frame. */
+  const stderrLines = (stderr: string) => {
+    const lines = stderr.trim().split('\n');
+    expect(lines.filter((l) => /^\s+at /.test(l))).toEqual([]);
+    return lines;
+  };
+
+  it('outside the project, refuses to back up to a missing folder or list users, says why in one line, and creates nothing', () => {
+    const backup = almanacProcess(dir, ['backup', '/missing-dir/x.sqlite']);
+    expect(backup.status).toBe(2);
+    expect(stderrLines(backup.stderr)).toEqual(['almanac: cannot write the backup /missing-dir/x.sqlite: there is no folder /missing-dir']);
+    const list = almanacProcess(dir, ['user', 'list']);
+    expect(list.status).toBe(2);
+    expect(stderrLines(list.stderr)).toEqual([`almanac: no database at ${join(dir, 'data', 'almanac.sqlite')}: set ALMANAC_DB to the database file, or run almanac where its data/ folder is`]);
+    expect(list.stdout).toBe('');
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('prints nothing but the new password on stdout, so PW=$(almanac app-password add …) captures it', () => {
+    const db = join(dir, 'almanac.sqlite');
+    expect(almanacProcess(dir, ['user', 'add', 'alice'], { ALMANAC_DB: db }).status).toBe(0);
+    const added = almanacProcess(dir, ['app-password', 'add', 'alice'], { ALMANAC_DB: db });
+    expect(added.status).toBe(0);
+    expect(added.stdout).toMatch(new RegExp(`^${PASSWORD.source.slice(1, -1)}\n$`));
+    expect(stderrLines(added.stderr)).toEqual([`almanac: database ${db}`]);
+  });
+
+  it.each([['npm start', 'main.js', []], ['almanac serve', 'cli.js', ['serve']]])('%s on a port in use says so in one line and exits 1', async (_name, script, argv) => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const { ALMANAC_DB: _unset, ...inherited } = process.env;
+      const run = spawnSync(process.execPath, [join(projectRoot, 'dist', 'src', script), ...argv], {
+        cwd: dir, encoding: 'utf8', timeout: 30_000,
+        env: { ...inherited, ALMANAC_DB: join(dir, 'almanac.sqlite'), PORT: String(port), HOST: '127.0.0.1', ALMANAC_LOG_LEVEL: 'warn' },
+      });
+      expect(run.status).toBe(1);
+      expect(stderrLines(run.stderr)).toEqual([`almanac: cannot listen on 127.0.0.1:${port}: another process is using that port (choose another with PORT)`]);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  }, 40_000);
+});
+
 describe('almanac CLI against a running server', () => {
   let s: TestServer;
 
   beforeAll(async () => {
     s = await TestServer.start();
-    process.env.ALMANAC_DB = s.config.dbPath;
+    useDatabase(s.config.dbPath, s.config.databaseUrl);
   });
   afterAll(async () => {
     restoreEnv();

@@ -7,8 +7,8 @@ let editor: Credentials;
 let author: Credentials;
 beforeAll(async () => {
   s = await TestServer.start();
-  editor = s.user('editor');
-  author = s.user('author');
+  editor = await s.user('editor');
+  author = await s.user('author');
 });
 afterAll(() => s.close());
 

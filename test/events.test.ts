@@ -1,3 +1,4 @@
+import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NS, TestServer, type Credentials } from './helpers/server.js';
 
@@ -7,9 +8,9 @@ let author: Credentials;
 let editor: Credentials;
 beforeAll(async () => {
   s = await TestServer.start();
-  contributor = s.user('contributor');
-  author = s.user('author');
-  editor = s.user('editor');
+  contributor = await s.user('contributor');
+  author = await s.user('author');
+  editor = await s.user('editor');
 });
 afterAll(() => s.close());
 
@@ -108,9 +109,74 @@ describe('dates and timezones', () => {
     expect(relative.utc_start_date.slice(11)).toBe('01:00:00');
     const backwards = (await event({ title: 'Backwards', start_date: '2027-04-01 12:00', end_date: '2027-04-01 09:00' })).body;
     expect(backwards.end_date).toBe('2027-04-01 12:00:00');
-    for (const bad of [{ start_date: 'not-a-date' }, { end_date: '2027-02-30' }, { timezone: 'Mars/Olympus' }, { date: 'soon-ish' }]) {
+    for (const bad of [{ start_date: 'not-a-date' }, { end_date: '2027-02-32' }, { timezone: 'Mars/Olympus' }, { date: 'soon-ish' }]) {
       expect((await event({ title: 'Bad', ...bad })).body.code).toBe('rest_invalid_param');
     }
+  });
+
+  it('reads start and end as PHP strtotime does: the plugin tests\' inputs and the forms clients send', async () => {
+    const cases: [string, string][] = [
+      ['2032-01-01 4pm', '2032-01-01 16:00:00'],
+      ['2032-01-01 4:30pm', '2032-01-01 16:30:00'],
+      ['January 5 2032', '2032-01-05 00:00:00'],
+      ['5 January 2032 10:00', '2032-01-05 10:00:00'],
+      ['Jan 5 2032 8pm', '2032-01-05 20:00:00'],
+      ['2032/01/05', '2032-01-05 00:00:00'],
+      ['01/05/2032', '2032-01-05 00:00:00'], // American m/d/Y
+      ['05-01-2032', '2032-01-05 00:00:00'], // d-m-Y
+      ['05.01.2032', '2032-01-05 00:00:00'], // d.m.Y
+      ['2032-02-30 10:00', '2032-03-01 10:00:00'], // rolls over, as PHP does
+      ['2032-01-05 24:00', '2032-01-06 00:00:00'],
+      ['2032-01-05T10:00:00 EST', '2032-01-05 16:00:00'], // the abbreviation wins over the event's zone
+      ['@1956571200', '2032-01-01 13:00:00'], // a Unix timestamp: 12:00 UTC
+    ];
+    for (const [text, local] of cases) {
+      const r = await event({ title: `Strtotime ${text}`, timezone: 'Europe/Berlin', start_date: text, end_date: text });
+      expect(r.status, `${text}: ${r.text}`).toBe(201);
+      expect([r.body.start_date, r.body.end_date], text).toEqual([local, local]);
+    }
+    const moved = (await s.raw('PATCH', `${NS}/events/${(await event({ title: 'Strtotime moved' })).body.id}`, { as: s.admin, json: { start_date: 'Jan 31 2032 10am' } })).body;
+    expect([moved.start_date, moved.end_date]).toEqual(['2032-01-31 10:00:00', '2032-01-31 12:00:00']);
+  });
+
+  it('resolves relative phrases from the request\'s time in the event\'s zone, as PHP does', async () => {
+    const zone = 'Pacific/Auckland';
+    const before = DateTime.now().setZone(zone);
+    const phrases = ['first monday of next month', 'last day of february', 'noon tomorrow', '+1 week 2 days 4 hours', 'yesterday noon'];
+    const made = [];
+    for (const text of phrases) {
+      const r = await event({ title: `Relative ${text}`, timezone: zone, start_date: text, end_date: text, date: text });
+      expect(r.status, `${text}: ${r.text}`).toBe(201);
+      made.push(r.body);
+    }
+    const after = DateTime.now().setZone(zone);
+    // each answer is what the phrase means at some moment of the requests (a day may turn meanwhile)
+    const either = (answer: string, at: (now: DateTime) => DateTime) => {
+      const candidates = [at(before), at(after)].map((d) => d.toFormat('yyyy-MM-dd HH:mm:ss'));
+      expect(candidates, answer).toContain(answer);
+    };
+    const [firstMonday, lastOfFebruary, noonTomorrow, ahead, yesterdayNoon] = made;
+    either(firstMonday.start_date, (now) => {
+      const first = now.plus({ months: 1 }).startOf('month');
+      return first.plus({ days: (8 - first.weekday) % 7 });
+    });
+    either(lastOfFebruary.start_date, (now) => now.set({ month: 3, day: 1 }).startOf('day').minus({ days: 1 }));
+    either(noonTomorrow.start_date, (now) => now.plus({ days: 1 }).startOf('day')); // "tomorrow" resets the time "noon" set
+    either(yesterdayNoon.start_date, (now) => now.minus({ days: 1 }).startOf('day').set({ hour: 12 }));
+    expect(yesterdayNoon.date_utc).toBe(yesterdayNoon.utc_start_date); // the publication date is read alike
+    const aheadUtc = DateTime.fromFormat(ahead.utc_start_date, 'yyyy-MM-dd HH:mm:ss', { zone: 'utc' });
+    expect(aheadUtc.toMillis()).toBeGreaterThanOrEqual(before.plus({ days: 9, hours: 4 }).startOf('second').toMillis());
+    expect(aheadUtc.toMillis()).toBeLessThanOrEqual(after.plus({ days: 9, hours: 4 }).toMillis());
+  });
+
+  it('refuses what PHP refuses with 400 before authentication, and accepts the rest', async () => {
+    const anonymous = (start_date: string) => s.raw('POST', `${NS}/events`, { json: { title: 'Anonymous', start_date, end_date: '2032-01-01 18:00' } });
+    for (const bad of ['next blursday', '2032-13-01', '25:00', '4pm,', 'tomorrow at 9', '10:00 Mars/Olympus']) {
+      const r = await anonymous(bad);
+      expect(r.status, bad).toBe(400);
+      expect(r.body).toMatchObject({ code: 'rest_invalid_param', data: { status: 400, params: { start_date: 'Invalid parameter.' } } });
+    }
+    for (const good of ['2032-01-01 4pm', 'first monday of next month', '@1956571200']) expect((await anonymous(good)).status, good).toBe(401);
   });
 
   it('updates dates partially: a lone start keeps the duration, a lone end moves the end, a lone timezone keeps local times', async () => {
@@ -142,6 +208,17 @@ describe('partial updates, statuses, passwords and the trash', () => {
       const e = (await event({ title: 'Cost', cost })).body;
       expect([e.cost, e.cost_details.values], JSON.stringify(cost)).toEqual([shown, values]);
     }
+  });
+
+  it('writes the price into JSON-LD as the plugin does: the cost without its symbol, 0 for Free', async () => {
+    const cases: [unknown, string][] = [['Free', '0'], ['0', '0'], ['5-25', '5 – 25'], ['$20', '20'], [['0$', '20$', '30$'], 'Free – 30'], ['Donation', 'Donation']];
+    for (const [cost, price] of cases) {
+      const e = (await event({ title: 'Priced', cost })).body;
+      const single = (await s.raw('GET', `${NS}/events/${e.id}`)).body;
+      expect(single.json_ld.offers.price, JSON.stringify(cost)).toBe(price);
+    }
+    const free = (await event({ title: 'No cost' })).body;
+    expect((await s.raw('GET', `${NS}/events/${free.id}`)).body.json_ld.offers).toBeUndefined();
   });
 
   it('scales statuses back for contributors and schedules future publication', async () => {
@@ -209,6 +286,14 @@ describe('partial updates, statuses, passwords and the trash', () => {
 });
 
 describe('linking venues, organizers and terms', () => {
+  it('creates an inline venue whose map flags are JSON booleans', async () => {
+    const e = await event({ title: 'Mapped', venue: { venue: 'Mapped hall', show_map: true, show_map_link: false } });
+    expect(e.status).toBe(201);
+    expect([e.body.venue.venue, e.body.venue.show_map, e.body.venue.show_map_link]).toEqual(['Mapped hall', true, false]);
+    const form = await s.raw('POST', `${NS}/events`, { as: s.admin, form: 'title=Formed&start_date=2027-03-01&end_date=2027-03-01&venue[venue]=Form hall&venue[show_map]=0' });
+    expect([form.status, form.body.venue.show_map]).toEqual([201, false]);
+  });
+
   it('links a venue by id, {id} or inline object, and unlinks it with 0, null or []', async () => {
     const v = (await post('/venues', { venue: 'Linked hall' })).body;
     const e = (await event({ title: 'Linked', venue: { id: v.id } })).body;

@@ -19,7 +19,7 @@ let ctx: FuzzContext;
 beforeAll(async () => {
   // wrong credentials are part of the mix: keep the lock-out from locking the administrator out of the run
   s = await TestServer.start({ authMaxFailures: 1_000_000_000 });
-  ctx = { target: s, pools: await createFixtures(s), author: s.user('author', 'fuzz-author') };
+  ctx = { target: s, pools: await createFixtures(s), author: await s.user('author', 'fuzz-author') };
 });
 afterAll(() => s.close());
 
@@ -32,9 +32,9 @@ describe('spec-driven fuzzing', () => {
 
   it('has a database fingerprint that sees a change of a single term description', async () => {
     const tag = (await s.raw('POST', `${NS}/tags`, { as: s.admin, json: { name: 'fingerprint probe' } })).body as { id: number };
-    const before = fingerprint(s.db);
+    const before = await fingerprint(s);
     expect((await s.raw('PATCH', `${NS}/tags/${tag.id}`, { as: s.admin, json: { description: 'changed' } })).status).toBe(200);
-    expect(fingerprint(s.db)).not.toBe(before);
+    expect(await fingerprint(s)).not.toBe(before);
   });
 
   it(`keeps the contract for ${RUNS} generated requests (seed ${SEED})`, async () => {

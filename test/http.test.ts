@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NS, TestServer } from './helpers/server.js';
+import { basic, checkResponse, NS, TestServer } from './helpers/server.js';
 
 let s: TestServer;
 let categoryId: number;
@@ -50,6 +50,49 @@ describe('errors in the shapes of the reference captures', () => {
   });
 });
 
+describe('bodies of a media type the server does not read', () => {
+  const refusal = (type: string) => ({
+    code: 'rest_unsupported_media_type',
+    message: `The request body ${type}: send application/json or application/x-www-form-urlencoded.`,
+    data: { status: 415, accepted: ['application/json', 'application/x-www-form-urlencoded'] },
+  });
+  const event = { title: 'Sent as text', start_date: '2027-02-01 10:00:00', end_date: '2027-02-01 11:00:00' };
+  const eventCount = async () => (await s.sql<{ n: number }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM posts WHERE type = 'event'"))[0]!.n;
+
+  it('refuses them with 415 naming the accepted types, and changes nothing', async () => {
+    const before = await eventCount();
+    // JSON sent as text/plain, as a fetch call with a string body and no Content-Type sends it
+    const text = await s.raw('POST', `${NS}/events`, { as: s.admin, body: JSON.stringify(event), headers: { 'Content-Type': 'text/plain;charset=UTF-8' } });
+    expect(text.status).toBe(415);
+    expect(text.body).toEqual(refusal('is text/plain, which this server does not read'));
+    for (const type of ['multipart/form-data; boundary=x', 'application/xml']) {
+      const r = await s.raw('PATCH', `${NS}/categories/${categoryId}`, { as: s.admin, body: 'name=Renamed', headers: { 'Content-Type': type } });
+      expect(r.status).toBe(415);
+      expect(r.body.code).toBe('rest_unsupported_media_type');
+    }
+    const untyped = await fetch(`${s.baseUrl}${NS}/events`, { method: 'POST', headers: { Authorization: basic(s.admin) }, body: new TextEncoder().encode(JSON.stringify(event)) });
+    await checkResponse('POST', untyped);
+    expect(untyped.status).toBe(415);
+    expect(await untyped.json()).toEqual(refusal('has no Content-Type'));
+    expect(await eventCount()).toBe(before);
+    expect((await s.raw('GET', `${NS}/categories/${categoryId}`)).body.name).toBe('Music');
+  });
+
+  it('reads JSON of every application/…+json type and forms, and takes an empty body of any type', async () => {
+    const json = await s.raw('POST', `${NS}/events`, { as: s.admin, body: JSON.stringify(event), headers: { 'Content-Type': 'application/json; charset=utf-8' } });
+    expect(json.status).toBe(201);
+    const merge = await s.raw('PATCH', `${NS}/events/${json.body.id}`, { as: s.admin, body: '{"cost":"12"}', headers: { 'Content-Type': 'application/merge-patch+json' } });
+    expect(merge.body.cost).toContain('12');
+    const form = await s.raw('POST', `${NS}/events/${json.body.id}`, { as: s.admin, form: 'cost=15' });
+    expect(form.body.cost).toContain('15');
+    const empty = await s.raw('POST', `${NS}/events/${json.body.id}`, { as: s.admin, body: '', headers: { 'Content-Type': 'text/plain' } });
+    expect(empty.status).toBe(200);
+    // an operation that takes no body ignores one, as before
+    const trashed = await s.raw('DELETE', `${NS}/events/${json.body.id}`, { as: s.admin, body: 'ignored', headers: { 'Content-Type': 'text/plain' } });
+    expect(trashed.status).toBe(200);
+  });
+});
+
 describe('WordPress REST plumbing', () => {
   it('sends the headers of every WordPress REST answer', async () => {
     const anon = await s.raw('GET', `${NS}/categories/${categoryId}`);
@@ -57,8 +100,8 @@ describe('WordPress REST plumbing', () => {
     expect(anon.headers.get('x-robots-tag')).toBe('noindex');
     expect(anon.headers.get('x-content-type-options')).toBe('nosniff');
     expect(anon.headers.get('link')).toBe(`<${s.baseUrl}/wp-json/>; rel="https://api.w.org/"`);
-    expect(anon.headers.get('access-control-expose-headers')).toBe('X-WP-Total, X-WP-TotalPages, Link');
-    expect(anon.headers.get('access-control-allow-headers')).toBe('Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type');
+    expect(anon.headers.get('access-control-expose-headers')).toBe('X-WP-Total, X-WP-TotalPages, Link, X-TEC-Total, X-TEC-TotalPages, ETag, Last-Modified, Location, Retry-After, X-Request-Id');
+    expect(anon.headers.get('access-control-allow-headers')).toBe('Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type, If-Match, If-None-Match, If-Modified-Since, X-HTTP-Method-Override');
     expect(anon.headers.get('vary')).toBe('Origin');
     expect(anon.headers.get('allow')).toBe('GET');
     // issue 9: caches may keep anonymous answers, revalidating them with their ETag

@@ -7,9 +7,11 @@ import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../src/db/connection.js';
-import { loadMigrations, migrate } from '../src/db/migrate.js';
+import { loadMigrations } from '../src/db/migrations.js';
+import { openDatabase } from '../src/db/sqlite/connection.js';
+import { migrate, sqliteMigrationsDir } from '../src/db/sqlite/migrate.js';
 import { ContractChecker } from './helpers/contract.js';
+import { cleanUp, engineDb } from './helpers/process.js';
 import { NS, TestServer, type Credentials, type RawResponse } from './helpers/server.js';
 
 /**
@@ -35,6 +37,9 @@ type Lang = (typeof LANGS)[number];
 type Rec = Record<string, any>;
 
 interface Run { code: number | null; stdout: string; stderr: string }
+
+/** The environment that points the CLI at a test server's database (its SQLite file, or its PostgreSQL database). */
+const databaseOf = (server: TestServer): Record<string, string> => (server.config.databaseUrl ? { ALMANAC_DATABASE_URL: server.config.databaseUrl } : {});
 
 /** Runs the built CLI in a child process, as a user would. */
 function almanac(args: string[], dbPath: string, env: Record<string, string> = {}): Promise<Run> {
@@ -94,8 +99,8 @@ async function trash(route: string, id: number): Promise<void> {
  */
 async function seedSource(): Promise<void> {
   for (const role of ['editor', 'author', 'contributor'] as const) {
-    const creds = source.user(role, `${role}-one`);
-    users[role] = { id: source.repos.users.findByLoginOrEmail(creds.login)!.id, creds };
+    const creds = await source.user(role, `${role}-one`);
+    users[role] = { id: (await source.read((repos) => repos.users.findByLoginOrEmail(creds.login)))!.id, creds };
   }
   const authors = [1, users.editor.id, users.author.id, users.contributor.id];
 
@@ -317,6 +322,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([source?.close(), target?.close()]);
   rmSync(dir, { recursive: true, force: true });
+  await cleanUp();
 });
 
 const fromSource = () => `${source.baseUrl}${NS}`;
@@ -332,16 +338,18 @@ describe('almanac import from another Almanac', () => {
     expect(existsSync(fresh)).toBe(false);
 
     const before = await snapshot(target);
-    const onTarget = await almanac(['import', '--from', fromSource(), '--auth', adminAuth(), '--dry-run'], target.config.dbPath);
+    const onTarget = await almanac(['import', '--from', fromSource(), '--auth', adminAuth(), '--dry-run'], target.config.dbPath, databaseOf(target));
     expect(onTarget.code, onTarget.stderr).toBe(0);
     expect(tally(onTarget, 'events')).toEqual(tally(dry, 'events'));
     expect(await snapshot(target)).toEqual(before);
     expect(await listAll(target, 'events', 'en')).toEqual([]);
 
-    // a database at an older schema: the dry run migrates a copy in memory; the file stays as it was
+    // a SQLite file at an older schema: the dry run migrates a copy in memory; the file stays as it was (a
+    // PostgreSQL database is only read by a dry run: there is no copy to make, and the target above stayed unchanged)
+    if (TestServer.engine !== 'sqlite') return;
     const older = join(dir, 'older.sqlite');
     const db = openDatabase(older);
-    migrate(db, loadMigrations().slice(0, -1));
+    migrate(db, loadMigrations(sqliteMigrationsDir).slice(0, -1));
     db.close();
     const digest = () => createHash('sha256').update(readFileSync(older)).digest('hex');
     const was = digest();
@@ -353,7 +361,7 @@ describe('almanac import from another Almanac', () => {
 
   it('copies every record, keeping ids, slugs and every field, into a running Almanac', async () => {
     const started = Date.now();
-    const first = await almanac(['import', '--from', fromSource(), '--auth', adminAuth()], target.config.dbPath);
+    const first = await almanac(['import', '--from', fromSource(), '--auth', adminAuth()], target.config.dbPath, databaseOf(target));
     const seconds = (Date.now() - started) / 1000;
     expect(first.code, first.stderr).toBe(0);
     console.log(`${first.stdout}\n(import took ${seconds.toFixed(1)} s)`);
@@ -368,8 +376,8 @@ describe('almanac import from another Almanac', () => {
     expect(events.created + tally(first, 'venues').created + tally(first, 'organizers').created).toBe(posts);
     // the source's editor, author and contributor are authors here; its administrator is user 1 here too
     expect(first.stdout).toContain(`authors: 3 created (user ids ${users.editor.id}, ${users.author.id}, ${users.contributor.id}; role author, no password)`);
-    for (const u of Object.values(users)) expect(target.repos.users.findById(u.id)).toMatchObject({ login: `author-${u.id}`, role: 'author' });
-    expect(target.repos.users.passwordsOf(users.author.id)).toEqual([]);
+    for (const u of Object.values(users)) expect(await target.read((repos) => repos.users.findById(u.id))).toMatchObject({ login: `author-${u.id}`, role: 'author' });
+    expect(await target.read((repos) => repos.users.passwordsOf(users.author.id))).toEqual([]);
     for (const id of protectedIds) expect(first.stdout).toMatch(new RegExp(`^  (event|venue|organizer) ${id}: password-protected`, 'm'));
 
     // progress on stderr: not a terminal here, so plain lines, never redrawn
@@ -403,7 +411,7 @@ describe('almanac import from another Almanac', () => {
 
   it('a second run changes nothing', async () => {
     const before = await snapshot(target);
-    const again = await almanac(['import', '--from', fromSource(), '--auth', adminAuth()], target.config.dbPath);
+    const again = await almanac(['import', '--from', fromSource(), '--auth', adminAuth()], target.config.dbPath, databaseOf(target));
     expect(again.code, again.stderr).toBe(0);
     for (const resource of ['categories', 'tags', 'venues', 'organizers', 'events']) {
       const t = tally(again, resource);
@@ -430,7 +438,7 @@ describe('almanac import from another Almanac', () => {
     const added = await create('events', { title: 'New since', start_date: '2028-08-08 08:00', end_date: '2028-08-08 09:00', venue, categories: [1] });
     const category = (await source.raw('PATCH', `${NS}/categories/2`, { as: source.admin, json: { name: 'Theatre & Stage' } })).body;
 
-    const run = await almanac(['import', '--from', fromSource(), '--auth', adminAuth(), '--since', since], target.config.dbPath);
+    const run = await almanac(['import', '--from', fromSource(), '--auth', adminAuth(), '--since', since], target.config.dbPath, databaseOf(target));
     expect(run.code, run.stderr).toBe(0);
     expect(tally(run, 'events')).toMatchObject({ created: 1, updated: 3, unchanged: 0, skipped: 0 });
     expect(tally(run, 'venues')).toMatchObject({ created: 0, updated: 1, unchanged: 0, skipped: 0 });
@@ -554,8 +562,8 @@ describe('almanac import over a flaky network', () => {
       return 'ok';
     });
     try {
-      const db = join(dir, 'flaky.sqlite');
-      const run = await almanac(['import', '--from', flaky.url, '--auth', adminAuth()], db);
+      const db = await engineDb();
+      const run = await almanac(['import', '--from', flaky.url, '--auth', adminAuth()], db.dbPath, db.env);
       expect(run.code, run.stderr).toBe(0);
       expect(failed).toBe(3);
       expect(run.stderr).toMatch(/HTTP 503; trying again in 250 ms/);
@@ -568,21 +576,23 @@ describe('almanac import over a flaky network', () => {
   }, 60_000);
 
   it('an import interrupted by a failing source exits non-zero, and a re-run completes it', async () => {
-    const db = join(dir, 'interrupted.sqlite');
+    const db = await engineDb();
     const failing = await proxy((n) => (n > 12 ? '503' : 'ok'));
     try {
-      const run = await almanac(['import', '--from', failing.url, '--auth', adminAuth()], db);
+      const run = await almanac(['import', '--from', failing.url, '--auth', adminAuth()], db.dbPath, db.env);
       expect(run.code).toBe(1);
       expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^almanac: import failed: http:\/\/127\.0\.0\.1:\d+\/wp-json\/tribe\/events\/v1\/\w+\?.* did not answer: HTTP 503 \(5 attempts\)$/);
     } finally {
       await failing.close();
     }
-    expect(existsSync(db)).toBe(true); // what came through before is kept
+    // what came through before is kept (SQLite: the file was created)
+    if (TestServer.engine === 'sqlite') expect(existsSync(db.dbPath)).toBe(true);
+    expect((await db.sql<{ n: number }>('SELECT CAST(COUNT(*) AS INTEGER) AS n FROM terms'))[0]!.n).toBeGreaterThan(0);
 
-    const rest = await almanac(['import', '--from', fromSource(), '--auth', adminAuth()], db);
+    const rest = await almanac(['import', '--from', fromSource(), '--auth', adminAuth()], db.dbPath, db.env);
     expect(rest.code, rest.stderr).toBe(0);
     expect(tally(rest, 'categories')).toMatchObject({ created: 0, updated: 0 });
-    const complete = await almanac(['import', '--from', fromSource(), '--auth', adminAuth()], db);
+    const complete = await almanac(['import', '--from', fromSource(), '--auth', adminAuth()], db.dbPath, db.env);
     for (const resource of ['categories', 'tags', 'venues', 'organizers', 'events']) expect(tally(complete, resource)).toMatchObject({ created: 0, updated: 0 });
     expect(tally(rest, 'events').created + tally(rest, 'events').unchanged).toBe(tally(complete, 'events').unchanged);
   }, 60_000);
@@ -590,8 +600,8 @@ describe('almanac import over a flaky network', () => {
 
 describe('almanac import without credentials', () => {
   it('takes what is public, and says so', async () => {
-    const db = join(dir, 'anonymous.sqlite');
-    const run = await almanac(['import', '--from', fromSource()], db);
+    const db = await engineDb();
+    const run = await almanac(['import', '--from', fromSource()], db.dbPath, db.env);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('note: only published records were readable');
     const published = async (route: string) => {

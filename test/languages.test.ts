@@ -545,8 +545,8 @@ describe('links carry the language prefix', () => {
     expect((await ok(`/fr${NS}`))._links).toEqual({ up: [{ href: `${s.baseUrl}/fr/wp-json/` }] });
     expect((await ok(`${NS}?xlate_language=de`))._links).toEqual({ up: [{ href: `${s.baseUrl}/de/wp-json/` }] });
     expect((await ok(`/fr${NS}?xlate_language=en`))._links).toEqual({ up: [{ href: `${s.baseUrl}/wp-json/` }] });
-    expect((await ok(`/fr${NS}/doc`)).servers[0].url).toBe(`${s.baseUrl}/fr`);
-    expect((await ok(`${NS}/doc?xlate_language=de`)).servers[0].url).toBe(`${s.baseUrl}/de`);
-    expect((await ok(`/de${NS}/doc?wpml_language=en`)).servers[0].url).toBe(s.baseUrl);
+    expect((await ok(`/fr${NS}/doc`)).servers[0].url).toBe(`${s.baseUrl}/fr${NS}`);
+    expect((await ok(`${NS}/doc?xlate_language=de`)).servers[0].url).toBe(`${s.baseUrl}/de${NS}`);
+    expect((await ok(`/de${NS}/doc?wpml_language=en`)).servers[0].url).toBe(`${s.baseUrl}${NS}`);
   });
 });

@@ -282,7 +282,8 @@ describe('3. the date window', () => {
     expect(inclusive.events.map((e: Rec) => e.id)).toEqual([four.id, eight.id]);
     expect(inclusive.rest_url).toContain(`start_date=${enc('2031-01-01 00:00:00')}&end_date=${enc('2031-01-01 23:59:59')}`);
     for (const truthy of ['1', 'true', 'on', 'yes']) expect(await k.ids(`/events?${window}&strict_dates=${truthy}`), truthy).toEqual([four.id]);
-    for (const falsy of ['0', 'false', 'no']) expect(await k.ids(`/events?${window}&strict_dates=${falsy}`), falsy).toEqual([four.id, eight.id]);
+    // PHP's boolean filter, not the plugin's wider truthy list: `y` and `enable` are not strict
+    for (const falsy of ['0', 'false', 'no', 'y', 'enable']) expect(await k.ids(`/events?${window}&strict_dates=${falsy}`), falsy).toEqual([four.id, eight.id]);
     const strict = await k.list(`/events?${window}&strict_dates=1`);
     expect(strict.rest_url).toContain(`start_date=${enc('2031-01-01 15:00:00')}&end_date=${enc('2031-01-01 18:00:00')}`);
     // the end bound is inclusive: an event ending at exactly 16:30 is in a window ending at 16:30
@@ -318,6 +319,25 @@ describe('3. the date window', () => {
     expect(r.rest_url).toContain(`starts_before=${enc('2031-02-02 23:59:59')}`);
     expect(r.rest_url).not.toContain('start_date=');
     expect(r.rest_url).not.toContain('end_date=');
+  });
+
+  it('reads the bounds as PHP strtotime does: month names, m/d/Y, d.m.Y, @timestamp, zone abbreviations, relative phrases', async () => {
+    const k = await server();
+    const fifth = await k.event('Strtotime fifth', 'January 5 2032 8pm', 'Jan 5 2032 10pm');
+    const sixth = await k.event('Strtotime sixth', '2032/01/06 4pm', '06.01.2032 4:30pm');
+    expect([fifth.start_date, fifth.end_date, sixth.start_date, sixth.end_date]).toEqual(['2032-01-05 20:00:00', '2032-01-05 22:00:00', '2032-01-06 16:00:00', '2032-01-06 16:30:00']);
+    const ids = (q: string) => k.ids(`/events?search=Strtotime&${q}`);
+    expect(await ids(`start_date=${enc('January 5 2032')}&end_date=${enc('01/05/2032')}`)).toEqual([fifth.id]);
+    expect(await ids(`start_date=${enc('05.01.2032')}&end_date=${enc('6 Jan 2032')}`)).toEqual([fifth.id, sixth.id]);
+    expect(await ids(`start_date=${enc('2032-01-05 21:30 CET')}&end_date=${enc('2032-01-06 5pm')}&strict_dates=1`)).toEqual([sixth.id]);
+    expect(await ids(`starts_after=@${Date.UTC(2032, 0, 5, 20, 30) / 1000}&strict_dates=1`)).toEqual([sixth.id]);
+    expect(await ids(`ends_after=now&starts_before=${enc('+10 years')}`)).toEqual([fifth.id, sixth.id]);
+    expect(await ids(`ends_before=${enc('last day of next month')}`)).toEqual([]);
+    expect(await ids(`start_date=2032-01-05&end_date=${enc('2032-01-06 24:00')}&strict_dates=1`)).toEqual([fifth.id, sixth.id]);
+    const r = await k.list(`/events?search=Strtotime&start_date=${enc('January 5 2032')}&end_date=2032-02-30`);
+    expect(r.rest_url).toContain(`start_date=${enc('2032-01-05 00:00:00')}&end_date=${enc('2032-03-01 23:59:59')}`); // Feb 30 rolls over
+    expectInvalid(await k.get('/events?start_date=next%20blursday'), 'start_date');
+    expectInvalid(await k.get(`/events?starts_before=${enc('2032-13-01')}`), 'starts_before');
   });
 
   it('any relative parameter drops the default window: an event in 2020 becomes reachable', async () => {
@@ -397,12 +417,12 @@ describe('3b. ordering and scheduled events', () => {
 
   it('a scheduled event whose publication date has come is listed as published', async () => {
     const k = await fresh();
-    const editor = k.s.user('editor');
+    const editor = await k.s.user('editor');
     const due = await k.event('Due', '2031-03-02 10:00', '2031-03-02 11:00', { status: 'future', date: '2035-01-01 00:00:00' });
     const notYet = await k.event('Not yet', '2031-03-03 10:00', '2031-03-03 11:00', { status: 'future', date: '2035-01-01 00:00:00' });
     expect((await k.list('/events?start_date=2031-03-01&end_date=2031-03-31')).total).toBe(0);
-    k.s.db.prepare("UPDATE posts SET date_utc = '2020-01-01 00:00:00', date_local = '2020-01-01 00:00:00' WHERE id = ?").run(due.id);
-    k.s.db.prepare("UPDATE events SET date_utc = '2020-01-01 00:00:00' WHERE post_id = ?").run(due.id);
+    await k.s.sql("UPDATE posts SET date_utc = '2020-01-01 00:00:00', date_local = '2020-01-01 00:00:00' WHERE id = ?", due.id);
+    await k.s.sql("UPDATE events SET date_utc = '2020-01-01 00:00:00' WHERE post_id = ?", due.id);
     const anon = await k.list('/events?start_date=2031-03-01&end_date=2031-03-31');
     expect([anon.events.map((e: Rec) => e.id), anon.events[0]?.status]).toEqual([[due.id], 'publish']);
     expect(await k.ids('/events?start_date=2031-03-01&end_date=2031-03-31&status=future', editor)).toEqual([notYet.id]);
@@ -619,7 +639,7 @@ describe('6. other filters', () => {
 describe('7. status visibility in the event list', () => {
   it('anonymous, subscriber, contributor, authors and editors each see what they may', async () => {
     const k = await fresh();
-    const [a1, a2, editor, contributor, subscriber] = [k.s.user('author'), k.s.user('author'), k.s.user('editor'), k.s.user('contributor'), k.s.user('subscriber')];
+    const [a1, a2, editor, contributor, subscriber] = [await k.s.user('author'), await k.s.user('author'), await k.s.user('editor'), await k.s.user('contributor'), await k.s.user('subscriber')];
     const ev = (title: string, day: number, extra: Record<string, unknown>, as?: Credentials) =>
       k.event(title, `2031-10-${String(day).padStart(2, '0')} 10:00`, `2031-10-${String(day).padStart(2, '0')} 11:00`, extra, as);
     const pub = await ev('Published', 1, {});
@@ -770,7 +790,7 @@ describe('9. venue and organizer lists', () => {
     const draftHall = await k.venue('Draft hall', { status: 'draft' });
     const atDraft = await k.event('At a draft hall', '2031-01-07 10:00', '2031-01-07 11:00', { venue: draftHall.id });
     expect(await k.ids(`/venues?event=${atDraft.id}`)).toEqual([]);
-    expect(await k.ids(`/venues?event=${atDraft.id}`, k.s.user('editor'))).toEqual([draftHall.id]);
+    expect(await k.ids(`/venues?event=${atDraft.id}`, await k.s.user('editor'))).toEqual([draftHall.id]);
     for (const list of ['venues', 'organizers']) {
       expectInvalid(await k.get(`/${list}?event=999999`), 'event');
       expectInvalid(await k.get(`/${list}?event=${v1.id}`), 'event');
@@ -810,9 +830,9 @@ describe('9. venue and organizer lists', () => {
     await k.event('Hidden', soon, soonEnd, { venue: hidden.id, hide_from_listings: true });
     await k.event('Draft', soon, soonEnd, { venue: draft.id, status: 'draft' });
     expect(await k.ids('/venues?only_with_upcoming=1')).toEqual([up.id]);
-    expect(await k.ids('/venues?only_with_upcoming=1', k.s.user('editor'))).toEqual([draft.id, up.id]);
+    expect(await k.ids('/venues?only_with_upcoming=1', await k.s.user('editor'))).toEqual([draft.id, up.id]);
     // an author counts their own upcoming drafts, not another author's
-    const [a1, a2] = [k.s.user('author'), k.s.user('author')];
+    const [a1, a2] = [await k.s.user('author'), await k.s.user('author')];
     const mineHall = await k.venue('Author draft hall');
     await k.event('Own draft', soon, soonEnd, { venue: mineHall.id, status: 'draft' }, a1);
     expect(await k.ids('/venues?only_with_upcoming=1', a1)).toEqual([mineHall.id, up.id]);
@@ -824,7 +844,7 @@ describe('9. venue and organizer lists', () => {
 
   it('status visibility as for events', async () => {
     const k = await fresh();
-    const [a1, a2, editor] = [k.s.user('author'), k.s.user('author'), k.s.user('editor')];
+    const [a1, a2, editor] = [await k.s.user('author'), await k.s.user('author'), await k.s.user('editor')];
     for (const type of ['venue', 'organizer'] as const) {
       const pub = await k.create(`/${type}s`, { [type]: `Public ${type}` });
       const mine = await k.create(`/${type}s`, { [type]: `A1 draft ${type}`, status: 'draft' }, a1);

@@ -4,9 +4,13 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../src/db/connection.js';
-import { loadMigrations, migrate, MigrationError, type Migration } from '../src/db/migrate.js';
-import { migrationsDir, projectRoot } from '../src/paths.js';
+import { loadMigrations as loadFrom, MigrationError, type Migration } from '../src/db/migrations.js';
+import { openDatabase, type Db } from '../src/db/sqlite/connection.js';
+import { migrate, sqliteMigrationsDir as migrationsDir } from '../src/db/sqlite/migrate.js';
+import { projectRoot } from '../src/paths.js';
+
+/** SQLite's own migrations (PRAGMA user_version, WAL, sqlite_schema): the sqlite project only (vitest.config.ts). */
+const loadMigrations = (dir: string = migrationsDir): Migration[] => loadFrom(dir);
 
 const TABLES = ['users', 'app_passwords', 'media', 'posts', 'events', 'venues', 'organizers', 'event_organizers', 'terms', 'event_terms'];
 

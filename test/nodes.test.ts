@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../scripts/postgresCluster.js';
-import { AlmanacProcess, call } from './helpers/process.js';
+import { Almanac, cleanUp, send, tempDb, type Sent } from './helpers/process.js';
 import { NS, type Credentials } from './helpers/server.js';
 
 const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '../dist/src/cli.js');
@@ -24,9 +24,9 @@ const ADMIN: Credentials = { login: 'admin', password: 'nodes-secret-password-1'
 
 let cluster: Cluster;
 let url: string;
-let a: AlmanacProcess;
-let b: AlmanacProcess;
-const extra: AlmanacProcess[] = [];
+let a: Almanac;
+let b: Almanac;
+const extra: Almanac[] = [];
 
 const env = () => ({ ALMANAC_DATABASE_URL: url, ALMANAC_ADMIN_USER: ADMIN.login, ALMANAC_ADMIN_PASSWORD: ADMIN.password, ALMANAC_AUTH_MAX_FAILURES: '6' });
 
@@ -53,11 +53,12 @@ beforeAll(async () => {
   await admin.end();
   url = cluster.urlOf('almanac');
   // two nodes starting at the same moment on an empty database
-  [a, b] = await Promise.all([AlmanacProcess.start(env()), AlmanacProcess.start(env())]);
+  [a, b] = await Promise.all([Almanac.start(tempDb(), 1, env()), Almanac.start(tempDb(), 1, env())]);
 }, 90_000);
 
 afterAll(async () => {
   await Promise.all([a, b, ...extra].filter(Boolean).map((n) => n.stop()));
+  await cleanUp();
   cluster?.stop();
 });
 
@@ -67,7 +68,7 @@ describe('two nodes starting at once', () => {
   it('migrate the database once and serve the same schema version', async () => {
     const migrated = [a, b].filter((n) => n.stderr.includes('"msg":"database migrated"'));
     expect(migrated).toHaveLength(1);
-    const [ha, hb] = await Promise.all([call(a.base, 'GET', '/healthz'), call(b.base, 'GET', '/healthz')]);
+    const [ha, hb] = await Promise.all([send(a.base, 'GET', '/healthz'), send(b.base, 'GET', '/healthz')]);
     expect(ha.status).toBe(200);
     expect(hb.body).toEqual(ha.body);
   });
@@ -75,24 +76,24 @@ describe('two nodes starting at once', () => {
 
 describe('one truth across nodes', () => {
   it('a write acknowledged on one node is what the next read on the other answers: no stale answer, 304 or If-Match', async () => {
-    const created = await call(a.base, 'POST', `${NS}/events`, { json: event('Read your writes'), as: ADMIN });
+    const created = await send(a.base, 'POST', `${NS}/events`, { json: event('Read your writes'), as: ADMIN });
     expect(created.status).toBe(201);
     const path = `${NS}/events/${created.body.id}`;
     for (let round = 0; round < 5; round++) {
       // B caches its answer (read twice, so the second comes from its cache)
-      const before = await call(b.base, 'GET', path);
-      expect((await call(b.base, 'GET', path)).headers.etag).toBe(before.headers.etag);
+      const before = await send(b.base, 'GET', path);
+      expect((await send(b.base, 'GET', path)).headers.etag).toBe(before.headers.etag);
       const title = `Read your writes, round ${round}`;
-      const patched = await call(a.base, 'PATCH', path, { json: { title }, as: ADMIN });
+      const patched = await send(a.base, 'PATCH', path, { json: { title }, as: ADMIN });
       expect(patched.status).toBe(200);
-      const after = await call(b.base, 'GET', path);
+      const after = await send(b.base, 'GET', path);
       expect(after.body.title).toBe(title);
       expect(after.headers.etag).not.toBe(before.headers.etag);
-      expect((await call(b.base, 'GET', path, { headers: { 'If-None-Match': String(before.headers.etag) } })).status).toBe(200);
-      const stale = await call(b.base, 'PATCH', path, { json: { cost: '5' }, as: ADMIN, headers: { 'If-Match': String(before.headers.etag) } });
+      expect((await send(b.base, 'GET', path, { headers: { 'If-None-Match': String(before.headers.etag) } })).status).toBe(200);
+      const stale = await send(b.base, 'PATCH', path, { json: { cost: '5' }, as: ADMIN, headers: { 'If-Match': String(before.headers.etag) } });
       expect(stale.status).toBe(412);
       // lists too
-      const list = await call(b.base, 'GET', `${NS}/events?start_date=2027-05-01&end_date=2027-05-01`);
+      const list = await send(b.base, 'GET', `${NS}/events?start_date=2027-05-01&end_date=2027-05-01`);
       expect(list.body.events.map((e: { title: string }) => e.title)).toContain(title);
     }
   });
@@ -102,54 +103,54 @@ describe('one truth across nodes', () => {
     const editor: Credentials = { login: 'nodes-editor', password: await almanac('app-password', 'add', 'nodes-editor') };
     for (const node of [a, b]) {
       // settled on both nodes: their caches of this caller must be retired by the change
-      expect((await call(node.base, 'POST', `${NS}/events`, { json: event('By the editor'), as: editor })).status).toBe(201);
-      expect((await call(node.base, 'GET', `${NS}/events?status=draft`, { as: editor })).status).toBe(200);
+      expect((await send(node.base, 'POST', `${NS}/events`, { json: event('By the editor'), as: editor })).status).toBe(201);
+      expect((await send(node.base, 'GET', `${NS}/events?status=draft`, { as: editor })).status).toBe(200);
     }
     await almanac('user', 'set-role', 'nodes-editor', 'subscriber');
-    for (const node of [a, b]) expect((await call(node.base, 'POST', `${NS}/events`, { json: event('Not any more'), as: editor })).status).toBe(403);
+    for (const node of [a, b]) expect((await send(node.base, 'POST', `${NS}/events`, { json: event('Not any more'), as: editor })).status).toBe(403);
     const uuid = (await almanac('app-password', 'list', 'nodes-editor')).split('\t')[0]!;
     await almanac('app-password', 'revoke', 'nodes-editor', uuid);
-    for (const node of [a, b]) expect((await call(node.base, 'GET', `${NS}/events`, { as: editor })).status).toBe(401);
+    for (const node of [a, b]) expect((await send(node.base, 'GET', `${NS}/events`, { as: editor })).status).toBe(401);
   });
 
   it('shares the lock-out of failed logins between nodes', async () => {
     const wrong: Credentials = { login: 'admin', password: 'not the password' };
-    for (let i = 0; i < 3; i++) expect((await call(a.base, 'GET', `${NS}/events`, { as: wrong })).status).toBe(401);
-    for (let i = 0; i < 3; i++) expect((await call(b.base, 'GET', `${NS}/events`, { as: wrong })).status).toBe(401);
-    const locked = await call(a.base, 'GET', `${NS}/events`, { as: ADMIN });
+    for (let i = 0; i < 3; i++) expect((await send(a.base, 'GET', `${NS}/events`, { as: wrong })).status).toBe(401);
+    for (let i = 0; i < 3; i++) expect((await send(b.base, 'GET', `${NS}/events`, { as: wrong })).status).toBe(401);
+    const locked = await send(a.base, 'GET', `${NS}/events`, { as: ADMIN });
     expect(locked.status).toBe(429);
     expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
-    expect((await call(b.base, 'GET', `${NS}/events`, { as: ADMIN })).status).toBe(429);
+    expect((await send(b.base, 'GET', `${NS}/events`, { as: ADMIN })).status).toBe(429);
     await sql('DELETE FROM auth_failures');
   });
 });
 
 describe('concurrent writers on two nodes', () => {
   it('simultaneous creates of one title get distinct slugs', async () => {
-    const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => call(i % 2 ? a.base : b.base, 'POST', `${NS}/events`, { json: event('Same Title Everywhere'), as: ADMIN })));
+    const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => send(i % 2 ? a.base : b.base, 'POST', `${NS}/events`, { json: event('Same Title Everywhere'), as: ADMIN })));
     expect(replies.map((r) => r.status)).toEqual(Array(8).fill(201));
     expect(new Set(replies.map((r) => r.body.slug)).size).toBe(8);
     expect(new Set(replies.map((r) => r.body.id)).size).toBe(8);
   });
 
   it('concurrent partial updates all survive', async () => {
-    const created = await call(a.base, 'POST', `${NS}/events`, { json: event('Partial'), as: ADMIN });
+    const created = await send(a.base, 'POST', `${NS}/events`, { json: event('Partial'), as: ADMIN });
     const path = `${NS}/events/${created.body.id}`;
     const changes = [{ cost: '12' }, { website: 'https://partial.example.test/' }, { description: 'Both nodes wrote.' }, { featured: true }, { all_day: true }, { sticky: true }];
-    const replies = await Promise.all(changes.map((json, i) => call(i % 2 ? a.base : b.base, 'PATCH', path, { json, as: ADMIN })));
+    const replies = await Promise.all(changes.map((json, i) => send(i % 2 ? a.base : b.base, 'PATCH', path, { json, as: ADMIN })));
     expect(replies.map((r) => r.status)).toEqual(Array(changes.length).fill(200));
-    const final = (await call(b.base, 'GET', path, { as: ADMIN })).body;
+    const final = (await send(b.base, 'GET', path, { as: ADMIN })).body;
     expect(final).toMatchObject({ website: 'https://partial.example.test/', featured: true, all_day: true, sticky: true });
     expect(final.cost_details.values).toEqual(['12']);
     expect(final.description).toContain('Both nodes wrote.');
   });
 
   it('of eight writers holding the same ETag, exactly one wins', async () => {
-    const created = await call(a.base, 'POST', `${NS}/events`, { json: event('One winner'), as: ADMIN });
+    const created = await send(a.base, 'POST', `${NS}/events`, { json: event('One winner'), as: ADMIN });
     const path = `${NS}/events/${created.body.id}`;
-    const etag = String((await call(b.base, 'GET', path, { as: ADMIN })).headers.etag);
+    const etag = String((await send(b.base, 'GET', path, { as: ADMIN })).headers.etag);
     const replies = await Promise.all(Array.from({ length: 8 }, (_, i) =>
-      call(i % 2 ? a.base : b.base, 'PATCH', path, { json: { title: `Winner ${i}` }, as: ADMIN, headers: { 'If-Match': etag } })));
+      send(i % 2 ? a.base : b.base, 'PATCH', path, { json: { title: `Winner ${i}` }, as: ADMIN, headers: { 'If-Match': etag } })));
     expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
     expect(replies.filter((r) => r.status === 412)).toHaveLength(7);
   });
@@ -158,9 +159,9 @@ describe('concurrent writers on two nodes', () => {
     const since = (await sql<{ now: string }>(`SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC' - interval '1 second', 'YYYY-MM-DD HH24:MI:SS') AS now`))[0]!.now;
     const acknowledged = new Map<number, string>();
     let writing = true;
-    const writer = async (node: AlmanacProcess, n: number) => {
+    const writer = async (node: Almanac, n: number) => {
       for (let i = 0; writing; i++) {
-        const r = await call(node.base, 'POST', `${NS}/events`, { json: event(`Sync ${n}-${i}`), as: ADMIN });
+        const r = await send(node.base, 'POST', `${NS}/events`, { json: event(`Sync ${n}-${i}`), as: ADMIN });
         if (r.status === 201) acknowledged.set(r.body.id, r.body.modified_utc);
       }
     };
@@ -168,7 +169,7 @@ describe('concurrent writers on two nodes', () => {
     const reader = async () => {
       let next: string | null = `${NS}/events?modified_after=${encodeURIComponent(since)}&per_page=50`;
       while (next) {
-        const page = await call(a.base, 'GET', next.replace(/^https?:\/\/[^/]+/, ''), { as: ADMIN });
+        const page: Sent = await send(a.base, 'GET', next.replace(/^https?:\/\/[^/]+/, ''), { as: ADMIN });
         expect(page.status).toBe(200);
         for (const item of page.body.events) seen.add(item.id);
         next = page.body.next_rest_url ?? (writing ? page.body.sync_rest_url : null);
@@ -185,7 +186,7 @@ describe('concurrent writers on two nodes', () => {
     await reading;
     let tail: string | null = `${NS}/events?modified_after=${encodeURIComponent(since)}&per_page=50`;
     while (tail) {
-      const page = await call(b.base, 'GET', tail.replace(/^https?:\/\/[^/]+/, ''), { as: ADMIN });
+      const page: Sent = await send(b.base, 'GET', tail.replace(/^https?:\/\/[^/]+/, ''), { as: ADMIN });
       for (const item of page.body.events) seen.add(item.id);
       tail = page.body.next_rest_url ?? null;
     }
@@ -196,7 +197,7 @@ describe('concurrent writers on two nodes', () => {
 
 describe('faults', () => {
   it('a node killed during writes loses nothing it acknowledged and leaves nothing half written', async () => {
-    const victim = await AlmanacProcess.start(env());
+    const victim = await Almanac.start(tempDb(), 1, env());
     extra.push(victim);
     const acknowledged = new Map<number, string>();
     let stop = false;
@@ -204,7 +205,7 @@ describe('faults', () => {
       for (let i = 0; !stop; i++) {
         try {
           const title = `Crash ${n}-${i}`;
-          const r = await call(victim.base, 'POST', `${NS}/events`, { json: { ...event(title), venue: { venue: `Crash Hall ${n}` }, categories: ['Crash'] }, as: ADMIN, timeoutMs: 5_000 });
+          const r = await send(victim.base, 'POST', `${NS}/events`, { json: { ...event(title), venue: { venue: `Crash Hall ${n}` }, categories: ['Crash'] }, as: ADMIN, timeoutMs: 5_000 });
           if (r.status === 201) acknowledged.set(r.body.id, title);
         } catch {
           return; // the node is gone
@@ -221,7 +222,7 @@ describe('faults', () => {
     await Promise.all(writers);
     expect(acknowledged.size).toBeGreaterThan(0);
     for (const [id, title] of acknowledged) {
-      const got = await call(b.base, 'GET', `${NS}/events/${id}`, { as: ADMIN });
+      const got = await send(b.base, 'GET', `${NS}/events/${id}`, { as: ADMIN });
       expect(got.status).toBe(200);
       expect(got.body.title).toBe(title);
     }
@@ -231,18 +232,18 @@ describe('faults', () => {
   }, 30_000);
 
   it('a restarted PostgreSQL: 503 with Retry-After meanwhile, never a hang or a 500; the nodes reconnect by themselves', async () => {
-    const created = await call(a.base, 'POST', `${NS}/events`, { json: event('Before the restart'), as: ADMIN });
+    const created = await send(a.base, 'POST', `${NS}/events`, { json: event('Before the restart'), as: ADMIN });
     const path = `${NS}/events/${created.body.id}`;
     cluster.stopServer('fast');
     try {
       for (const node of [a, b]) {
-        const health = await call(node.base, 'GET', '/healthz', { timeoutMs: 10_000 });
+        const health = await send(node.base, 'GET', '/healthz', { timeoutMs: 10_000 });
         expect(health.status).toBe(503);
-        const read = await call(node.base, 'GET', path, { timeoutMs: 10_000 });
+        const read = await send(node.base, 'GET', path, { timeoutMs: 10_000 });
         expect(read.status).toBe(503);
         expect(read.body.code).toBe('rest_database_unavailable');
         expect(Number(read.headers['retry-after'])).toBeGreaterThan(0);
-        const write = await call(node.base, 'POST', `${NS}/events`, { json: event('During the restart'), as: ADMIN, timeoutMs: 10_000 });
+        const write = await send(node.base, 'POST', `${NS}/events`, { json: event('During the restart'), as: ADMIN, timeoutMs: 10_000 });
         expect(write.status).toBe(503);
         expect(write.headers['retry-after']).toBeDefined();
       }
@@ -253,12 +254,12 @@ describe('faults', () => {
       const deadline = Date.now() + 15_000;
       let status = 0;
       while (Date.now() < deadline && status !== 200) {
-        status = (await call(node.base, 'GET', '/healthz', { timeoutMs: 10_000 })).status;
+        status = (await send(node.base, 'GET', '/healthz', { timeoutMs: 10_000 })).status;
         if (status !== 200) await new Promise((r) => setTimeout(r, 250));
       }
       expect(status).toBe(200);
-      expect((await call(node.base, 'GET', path)).status).toBe(200);
-      expect((await call(node.base, 'POST', `${NS}/events`, { json: event('After the restart'), as: ADMIN })).status).toBe(201);
+      expect((await send(node.base, 'GET', path)).status).toBe(200);
+      expect((await send(node.base, 'POST', `${NS}/events`, { json: event('After the restart'), as: ADMIN })).status).toBe(201);
     }
     for (const node of [a, b]) expect(node.errors().filter((line) => /"status":500|rest_internal_error|Error:/.test(line))).toEqual([]);
   }, 60_000);

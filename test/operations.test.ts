@@ -4,12 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { run, UsageError } from '../src/commands.js';
-import { loadMigrations } from '../src/db/migrate.js';
+import { loadMigrations } from '../src/db/migrations.js';
+import { sqliteMigrationsDir } from '../src/db/sqlite/migrate.js';
 import { NS, TestServer } from './helpers/server.js';
 
 let s: TestServer;
 let dir: string;
-const savedDb = process.env.ALMANAC_DB;
+const saved = { ALMANAC_DB: process.env.ALMANAC_DB, ALMANAC_DATABASE_URL: process.env.ALMANAC_DATABASE_URL };
 const cli = async (...args: string[]) => {
   const lines: string[] = [];
   await run(args, (line) => lines.push(line));
@@ -26,21 +27,27 @@ afterAll(async () => {
   await s.close();
   rmSync(dir, { recursive: true, force: true });
 });
+// the CLI works on the test server's database, of either engine
 beforeEach(() => {
   process.env.ALMANAC_DB = s.config.dbPath;
+  if (s.config.databaseUrl) process.env.ALMANAC_DATABASE_URL = s.config.databaseUrl;
+  else delete process.env.ALMANAC_DATABASE_URL;
 });
 afterEach(() => {
-  if (savedDb === undefined) delete process.env.ALMANAC_DB;
-  else process.env.ALMANAC_DB = savedDb;
+  for (const [name, value] of Object.entries(saved)) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
 });
 
 describe('health', () => {
   it('answers 200 with the schema version while the database answers, 503 when it does not', async () => {
     const { data, response } = await s.client().GET('/healthz');
     expect(response.status).toBe(200);
-    expect(data).toEqual({ status: 'ok', database: 'ok', schema_version: loadMigrations().length });
+    // both engines number their migrations alike: version N is the same schema on either
+    expect(data).toEqual({ status: 'ok', database: 'ok', schema_version: loadMigrations(sqliteMigrationsDir).length });
     const broken = await TestServer.start();
-    broken.db.close();
+    await broken.engine.close();
     const r = await broken.raw('GET', '/healthz');
     expect(r.status).toBe(503);
     expect(r.body.code).toBe('rest_database_unavailable');
@@ -48,7 +55,8 @@ describe('health', () => {
   });
 });
 
-describe('backup and restore', () => {
+// `backup` and `restore` copy SQLite files (a PostgreSQL database has pg_dump and pg_restore)
+describe.runIf(TestServer.engine === 'sqlite')('backup and restore', () => {
   it('backs up a consistent copy while serving, and restores it into the running service', async () => {
     const kept = (await event('Kept by the backup', { categories: ['Backups'] })).body;
     const file = join(dir, 'backup.sqlite');
@@ -87,10 +95,10 @@ describe('trash purge', () => {
     const alive = (await event('Still here', { categories: ['Purged'] })).body;
     await s.raw('DELETE', `${NS}/events/${old.id}`, { as: s.admin });
     await s.raw('DELETE', `${NS}/events/${recent.id}`, { as: s.admin });
-    s.db.prepare(`UPDATE posts SET modified_utc = '2020-01-01 00:00:00' WHERE id = ?`).run(old.id);
+    await s.sql(`UPDATE posts SET modified_utc = '2020-01-01 00:00:00' WHERE id = ?`, old.id);
     expect(await cli('trash', 'purge', '--older-than', '30d')).toMatch(/^purged 1 record /);
-    expect(s.db.prepare('SELECT COUNT(*) AS n FROM posts WHERE id = ?').get(old.id)).toEqual({ n: 0 });
-    expect(s.db.prepare('SELECT COUNT(*) AS n FROM event_terms WHERE event_id = ?').get(old.id)).toEqual({ n: 0 });
+    expect(await s.sql('SELECT CAST(COUNT(*) AS INTEGER) AS n FROM posts WHERE id = ?', old.id)).toEqual([{ n: 0 }]);
+    expect(await s.sql('SELECT CAST(COUNT(*) AS INTEGER) AS n FROM event_terms WHERE event_id = ?', old.id)).toEqual([{ n: 0 }]);
     expect((await s.raw('GET', `${NS}/events/${recent.id}`, { as: s.admin })).body.code).toBe('event-no-longer-available');
     expect((await s.raw('GET', `${NS}/categories?slug=purged&hide_empty=0`)).body.categories[0].count).toBe(1);
     expect((await s.raw('GET', `${NS}/events/${alive.id}`)).status).toBe(200);

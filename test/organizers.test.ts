@@ -10,15 +10,15 @@ let subscriber: Credentials;
 
 beforeAll(async () => {
   s = await TestServer.start();
-  editor = s.user('editor');
-  author = s.user('author');
-  otherAuthor = s.user('author');
-  contributor = s.user('contributor');
-  subscriber = s.user('subscriber');
+  editor = await s.user('editor');
+  author = await s.user('author');
+  otherAuthor = await s.user('author');
+  contributor = await s.user('contributor');
+  subscriber = await s.user('subscriber');
 });
 afterAll(() => s.close());
 
-const idOf = (c: Credentials) => s.repos.users.findByLoginOrEmail(c.login)!.id;
+const idOf = async (c: Credentials) => (await s.read((repos) => repos.users.findByLoginOrEmail(c.login)))!.id;
 const create = (body: Record<string, unknown>, as: Credentials = s.admin) => s.raw('POST', `${NS}/organizers`, { as, json: body });
 const get = (id: number, as?: Credentials) => s.raw('GET', `${NS}/organizers/${id}`, { as });
 const update = (id: number, body: Record<string, unknown>, as: Credentials = s.admin, method = 'PATCH') => s.raw(method, `${NS}/organizers/${id}`, { as, json: body });
@@ -51,13 +51,13 @@ const EVERY_FIELD = {
 describe('creating organizers', () => {
   it('creates an organizer with every field: 201, the sample key order, values as sent', async () => {
     const name = unique('Jane Doe Productions');
-    const r = await create({ organizer: name, author: idOf(editor), ...EVERY_FIELD });
+    const r = await create({ organizer: name, author: await idOf(editor), ...EVERY_FIELD });
     expect(r.status).toBe(201);
     const id = r.body.id as number;
     expect(Object.keys(r.body)).toEqual(FULL_KEYS);
     expect(Object.keys(r.body).filter((k) => SAMPLE_KEYS.includes(k))).toEqual(SAMPLE_KEYS.filter((k) => k !== 'json_ld'));
     expect(r.body).toMatchObject({
-      author: String(idOf(editor)),
+      author: String(await idOf(editor)),
       status: 'publish',
       date: '2026-02-01 08:00:00',
       date_utc: '2026-02-01 08:00:00',
@@ -364,11 +364,11 @@ describe('organizer permissions', () => {
   });
 
   it('setting another author needs edit_others', async () => {
-    const byAuthor = await create({ organizer: unique('Ghost'), author: idOf(editor) }, author);
+    const byAuthor = await create({ organizer: unique('Ghost'), author: await idOf(editor) }, author);
     expect(byAuthor.body).toEqual({ code: 'rest_cannot_edit_others', message: 'Sorry, you are not allowed to create organizers as this user.', data: { status: 403 } });
-    const byEditor = await create({ organizer: unique('Ghost'), author: idOf(author) }, editor);
+    const byEditor = await create({ organizer: unique('Ghost'), author: await idOf(author) }, editor);
     expect(byEditor.status).toBe(201);
-    expect(byEditor.body.author).toBe(String(idOf(author)));
+    expect(byEditor.body.author).toBe(String(await idOf(author)));
     expect((await create({ organizer: unique('Ghost'), author: 999999 }, editor)).status).toBe(400);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { flattenAllOf, isTruthy, normalise, parseTextTree, TextValues, type SchemaNode, type TextTree } from '../src/http/params.js';
+import { flattenAllOf, isFilterTrue, isTruthy, normalise, parseTextTree, TextValues, type SchemaNode, type TextTree } from '../src/http/params.js';
 
 type Plain = { [key: string]: string[] | Plain };
 
@@ -248,6 +248,17 @@ describe('normalise: objects and allOf', () => {
     expect(fromQuery('p[a]=1&p[b]=0', schema)).toEqual({ a: 1, b: false });
   });
 
+  it('keeps the keywords of every member that declares a property (a create body restates its required fields)', () => {
+    const flat = flattenAllOf({
+      allOf: [
+        { type: 'object', properties: { title: { type: 'string', minLength: 1, maxLength: 1000 } } },
+        { type: 'object', required: ['title'], properties: { title: { type: 'string' } } },
+      ],
+    });
+    expect(flat.properties!.title).toEqual({ type: 'string', minLength: 1, maxLength: 1000 });
+    expect(flat.required).toEqual(['title']);
+  });
+
   it('keeps a schema without allOf as it is', () => {
     const schema: SchemaNode = { type: 'object', properties: { a: integer } };
     expect(flattenAllOf(schema)).toBe(schema);
@@ -387,17 +398,28 @@ describe('normalise: anyOf unions', () => {
 });
 
 describe('isTruthy', () => {
-  it.each([true, 1, 'true', 'TRUE', 'True', '1', 'yes', 'YES', 'y', 'Y', 'on', 'On', 'enable', 'ENABLE', 'enabled', 'Enabled', ' true ', '\tyes\n', '  1'])(
+  // a number is true unless 0, as PHP casts it (`tribe_is_truthy`)
+  it.each([true, 1, 2, -1, 'true', 'TRUE', 'True', '1', 'yes', 'YES', 'y', 'Y', 'on', 'On', 'enable', 'ENABLE', 'enabled', 'Enabled', ' true ', '\tyes\n', '  1'])(
     'is true for %j',
     (value) => {
       expect(isTruthy(value)).toBe(true);
     },
   );
 
-  it.each([false, 0, 2, -1, 'false', 'FALSE', '0', 'no', 'n', 'off', 'disable', 'disabled', '', ' ', 'truthy', 'yess', '1.0', '01', 'tru e', null, undefined, {}, ['true'], [1]])(
+  it.each([false, 0, 'false', 'FALSE', '0', 'no', 'n', 'off', 'disable', 'disabled', '', ' ', 'truthy', 'yess', '1.0', '01', 'tru e', null, undefined, {}, ['true'], [1]])(
     'is false for %j',
     (value) => {
       expect(isTruthy(value)).toBe(false);
     },
   );
+});
+
+describe('isFilterTrue (PHP FILTER_VALIDATE_BOOLEAN, for strict_dates)', () => {
+  it.each([true, '1', 'true', 'TRUE', 'on', 'On', 'yes', 'YES', ' yes '])('is true for %j', (value) => {
+    expect(isFilterTrue(value)).toBe(true);
+  });
+
+  it.each([false, '0', 'false', 'off', 'no', 'y', 'enable', 'enabled', '', 'truthy', undefined])('is false for %j', (value) => {
+    expect(isFilterTrue(value)).toBe(false);
+  });
 });

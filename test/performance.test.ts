@@ -1,17 +1,17 @@
-import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { projectRoot } from '../src/paths.js';
-import { NS, TestServer, type Credentials } from './helpers/server.js';
+import { lockoutSql, NS, TestServer, type Credentials } from './helpers/server.js';
 
 /** What the performance work must not change: revocations seen at once, concurrent writes each answered exactly. */
 
-/** The built `almanac` command, in a process of its own, on the server's database. */
+/** The built `almanac` command, in a process of its own, on the server's database (of either engine). */
 function almanac(s: TestServer, ...argv: string[]): string {
+  const { ALMANAC_DATABASE_URL: _unset, ...inherited } = process.env;
   return execFileSync(process.execPath, [join(projectRoot, 'dist', 'src', 'cli.js'), ...argv], {
-    env: { ...process.env, ALMANAC_DB: s.config.dbPath }, encoding: 'utf8',
+    env: { ...inherited, ALMANAC_DB: s.config.dbPath, ...(s.config.databaseUrl ? { ALMANAC_DATABASE_URL: s.config.databaseUrl } : {}) }, encoding: 'utf8',
   }).trim();
 }
 
@@ -26,7 +26,7 @@ describe('remembered credentials', () => {
   const draft = (as: Credentials) => s.raw('POST', `${NS}/events`, { as, json: { title: 'Memo', status: 'draft', start_date: '2031-07-01 10:00', end_date: '2031-07-01 11:00' } });
 
   it('stop working the moment the CLI revokes the password, from another process', async () => {
-    const alice = s.user('author', 'memo-alice');
+    const alice = await s.user('author', 'memo-alice');
     expect([await me(alice), await me(alice), await me(alice)]).toEqual([200, 200, 200]);
     const uuid = almanac(s, 'app-password', 'list', 'memo-alice').split('\t')[0]!;
     expect(almanac(s, 'app-password', 'revoke', 'memo-alice', uuid)).toBe(`revoked ${uuid}`);
@@ -35,8 +35,8 @@ describe('remembered credentials', () => {
   });
 
   it('on one kept-alive connection, follow a change of credentials and a revocation at once', async () => {
-    const grace = s.user('author', 'memo-grace');
-    const henry = s.user('author', 'memo-henry');
+    const grace = await s.user('author', 'memo-grace');
+    const henry = await s.user('author', 'memo-henry');
     const created = await draft(grace);
     expect(created.status).toBe(201);
     const hers = `${NS}/events/${created.body.id}`;
@@ -58,7 +58,7 @@ describe('remembered credentials', () => {
   });
 
   it('follow a role change made by the CLI at once', async () => {
-    const bob = s.user('author', 'memo-bob');
+    const bob = await s.user('author', 'memo-bob');
     expect((await draft(bob)).status).toBe(201);
     almanac(s, 'user', 'set-role', 'memo-bob', 'subscriber');
     expect((await draft(bob)).status).toBe(403);
@@ -67,23 +67,23 @@ describe('remembered credentials', () => {
   });
 
   it('stop working when the user is removed, and never carry over to a new user of the same login', async () => {
-    const carol = s.user('editor', 'memo-carol');
+    const carol = await s.user('editor', 'memo-carol');
     expect(await me(carol)).toBe(200);
     almanac(s, 'user', 'remove', 'memo-carol', '--reassign', 'admin');
     expect(await me(carol)).toBe(401);
-    s.user('editor', 'memo-carol'); // same login, another user with another password
+    await s.user('editor', 'memo-carol'); // same login, another user with another password
     expect(await me(carol)).toBe(401);
   });
 
   it('still meet the lock-out: a pair locked by this or another process answers 429, right password or not', async () => {
-    const dave = s.user('author', 'memo-dave');
+    const dave = await s.user('author', 'memo-dave');
     expect([await me(dave), await me(dave), await me(dave)]).toEqual([200, 200, 200]);
-    const other = new Database(s.config.dbPath);
-    other.prepare('INSERT INTO auth_failures (address, login, failures, window_start, locked_until) VALUES (?, ?, 0, ?, ?)')
-      .run('127.0.0.1', 'memo-dave', Date.now(), Date.now() + 60_000);
-    other.close();
+    // another process locks the pair (another connection to where the failure counts are kept)
+    const account = `#${(await s.read((repos) => repos.users.findByLoginOrEmail('memo-dave')))!.id}`;
+    await lockoutSql(s, 'INSERT INTO auth_failures (address, account, failures, window_start, locked_until, expires) VALUES (?, ?, 0, ?, ?, ?)',
+      '127.0.0.1', account, Date.now(), Date.now() + 60_000, Date.now() + 60_000);
     expect(await me(dave)).toBe(429);
-    const erin = s.user('author', 'memo-erin');
+    const erin = await s.user('author', 'memo-erin');
     expect([await me(erin), await me(erin)]).toEqual([200, 200]);
     for (let i = 0; i < 10; i++) expect(await me({ login: 'memo-erin', password: 'wrong' })).toBe(401);
     expect(await me(erin)).toBe(429);
@@ -92,11 +92,10 @@ describe('remembered credentials', () => {
   it('of the bootstrap password (scrypt) end when another process replaces it', async () => {
     expect(await me(s.admin)).toBe(200);
     expect(await me(s.admin)).toBe(200);
-    const other = new Database(s.config.dbPath);
-    const admin = other.prepare<[string], { id: number }>('SELECT id FROM users WHERE login = ?').get('admin')!;
-    other.prepare('DELETE FROM app_passwords WHERE user_id = ? AND is_bootstrap = 1').run(admin.id);
-    other.prepare('UPDATE users SET credential_version = credential_version + 1 WHERE id = ?').run(admin.id);
-    other.close();
+    // another process (another connection to the database) replaces it
+    const [admin] = await s.sql<{ id: number }>('SELECT CAST(id AS INTEGER) AS id FROM users WHERE login = ?', 'admin');
+    await s.sql('DELETE FROM app_passwords WHERE user_id = ? AND is_bootstrap', admin!.id);
+    await s.sql('UPDATE users SET credential_version = credential_version + 1 WHERE id = ?', admin!.id);
     expect(await me(s.admin)).toBe(401);
   });
 });
@@ -119,9 +118,7 @@ describe('group commit', () => {
     expect(new Set(created.map((e) => e.id)).size).toBe(created.length);
     expect(new Set(created.map((e) => e.slug)).size).toBe(created.length);
     // what was acknowledged is committed: another connection sees exactly those
-    const other = new Database(s.config.dbPath, { readonly: true });
-    const stored = other.prepare<[], { id: number; title: string }>("SELECT id, title FROM posts WHERE title LIKE 'Concurrent %' ORDER BY id").all();
-    other.close();
+    const stored = await s.sql<{ id: number; title: string }>("SELECT CAST(id AS INTEGER) AS id, title FROM posts WHERE title LIKE 'Concurrent %' ORDER BY id");
     expect(stored).toEqual(created.map((e) => ({ id: e.id, title: e.title })).sort((a, b) => a.id - b.id));
   });
 
@@ -147,9 +144,7 @@ describe('ALMANAC_CACHE_MB', () => {
       const first = await s.raw('GET', `${NS}/events/${e.id}`);
       expect(first.body.title).toBe('Uncached');
       expect((await s.raw('GET', `${NS}/events/${e.id}`)).text).toBe(first.text);
-      const other = new Database(s.config.dbPath);
-      other.prepare('UPDATE posts SET title = ? WHERE id = ?').run('Changed elsewhere', e.id);
-      other.close();
+      await s.sql('UPDATE posts SET title = ? WHERE id = ?', 'Changed elsewhere', e.id); // another connection
       expect((await s.raw('GET', `${NS}/events/${e.id}`)).body.title).toBe('Changed elsewhere');
     } finally {
       await s.close();

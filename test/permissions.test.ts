@@ -146,10 +146,10 @@ let cellsRun = 0;
 beforeAll(async () => {
   // The wrong-password caller fails hundreds of times; the lock-out (a separate feature) would turn that into 429.
   s = await TestServer.start({ authMaxFailures: 1_000_000 });
-  const idOf = (login: string) => (s.db.prepare('SELECT id FROM users WHERE login = ?').get(login) as { id: number }).id;
+  const idOf = async (login: string) => (await s.read((repos) => repos.users.findByLoginOrEmail(login)))!.id;
   for (const role of ROLES) {
-    const cred = role === 'administrator' ? s.admin : s.user(role);
-    users[role] = { cred, id: idOf(cred.login) };
+    const cred = role === 'administrator' ? s.admin : await s.user(role);
+    users[role] = { cred, id: await idOf(cred.login) };
   }
 });
 afterAll(() => s.close());
@@ -169,9 +169,16 @@ function ownerId(caller: Caller, owner: Owner): number {
 interface Fixture { type: PostType; id: number; slug: string }
 interface Snapshot { title: string; status: string; slug: string; eventStatus?: string }
 
-function snapshot(type: PostType, id: number): Snapshot | undefined {
-  const post = s.db.prepare('SELECT title, status, slug FROM posts WHERE id = ?').get(id) as Snapshot | undefined;
-  if (post && type === 'event') post.eventStatus = (s.db.prepare('SELECT status FROM events WHERE post_id = ?').get(id) as { status: string }).status;
+/** A record as stored (an event's listing status too), read straight from the database in one query. */
+async function snapshot(type: PostType, id: number): Promise<Snapshot | undefined> {
+  const [row] = await s.sql<Snapshot & { event_status: string | null }>(
+    'SELECT p.title, p.status, p.slug, e.status AS event_status FROM posts p LEFT JOIN events e ON e.post_id = p.id WHERE p.id = ?', id);
+  if (!row) return undefined;
+  const { event_status: eventStatus, ...post } = row;
+  if (type === 'event') {
+    if (eventStatus === null) throw new Error(`event ${id} has no row in events`);
+    post.eventStatus = eventStatus;
+  }
   return post;
 }
 
@@ -192,7 +199,8 @@ async function makePost(type: PostType, owner: number, target: Target): Promise<
     const trashed = await s.raw('DELETE', `${NS}/${PLURAL[type]}/${id}`, { as: s.admin });
     if (trashed.status !== 200) throw new Error(`fixture trash ${type}: ${trashed.status} ${trashed.text}`);
   }
-  const row = s.db.prepare('SELECT status, slug, author_id AS author, password FROM posts WHERE id = ?').get(id) as { status: string; slug: string; author: number; password: string };
+  const [row] = await s.sql<{ status: string; slug: string; author: number; password: string }>('SELECT status, slug, CAST(author_id AS INTEGER) AS author, password FROM posts WHERE id = ?', id);
+  if (!row) throw new Error(`fixture ${type}/${target}: no row ${id}`);
   const wanted = target === 'protected' ? 'publish' : target;
   if (row.status !== wanted || row.author !== owner || (row.password !== '') !== (target === 'protected')) {
     throw new Error(`fixture ${type}/${target} came out as ${JSON.stringify(row)}`);
@@ -206,7 +214,7 @@ async function makeTerm(taxonomy: Taxonomy): Promise<number> {
   return r.body.id as number;
 }
 
-const termRow = (id: number) => s.db.prepare('SELECT name, slug, description FROM terms WHERE id = ?').get(id) as Record<string, string> | undefined;
+const termRow = async (id: number) => (await s.sql<Record<string, string>>('SELECT name, slug, description FROM terms WHERE id = ?', id))[0];
 const postPath = (f: Fixture, via: 'id' | 'slug') => `${NS}/${PLURAL[f.type]}/${via === 'id' ? f.id : `by-slug/${encodeURIComponent(f.slug)}`}`;
 const outcome = (r: { status: number; body: any }) => `${r.status} ${r.body?.code ?? ''}`.trim();
 
@@ -292,9 +300,9 @@ describe.each(TYPES)('%s permissions', (type) => {
           run: async () => {
             const fx = await makePost(type, ownerId(caller, owner), target); // a fresh record per write cell
             const title = unique('Changed');
-            const before = snapshot(type, fx.id);
+            const before = await snapshot(type, fx.id);
             const r = await s.raw(method, postPath(fx, via), { as: credentials(caller), json: verb === 'edit' ? { [NAME_KEY[type]]: title } : undefined });
-            const after = snapshot(type, fx.id);
+            const after = await snapshot(type, fx.id);
             if (r.status === 200 && verb === 'edit') return after?.title === title ? '200 updated' : `200 but title ${after?.title}`;
             if (r.status === 200) return after?.status === 'trash' && r.body.status === 'trash' ? '200 trashed' : `200 but status ${after?.status}`;
             const changed = JSON.stringify(before) === JSON.stringify(after) ? '' : ` DB CHANGED ${JSON.stringify(before)} → ${JSON.stringify(after)}`;
@@ -310,7 +318,7 @@ describe.each(TYPES)('%s permissions', (type) => {
     const group = `create ${type}`;
     const cells: Cell[] = [];
     const statuses: (WriteStatus | undefined)[] = [undefined, 'publish', 'future', 'private', 'draft', 'pending'];
-    const titleCount = (title: string) => (s.db.prepare('SELECT COUNT(*) AS n FROM posts WHERE type = ? AND title = ?').get(type, title) as { n: number }).n;
+    const titleCount = async (title: string) => (await s.sql<{ n: number }>('SELECT CAST(COUNT(*) AS INTEGER) AS n FROM posts WHERE type = ? AND title = ?', type, title))[0]!.n;
     const create = async (caller: Caller, extra: Record<string, unknown>) => {
       const title = unique(`Created ${type}`);
       const body: Record<string, unknown> = { [NAME_KEY[type]]: title, ...extra };
@@ -325,8 +333,8 @@ describe.each(TYPES)('%s permissions', (type) => {
           expected: expectCreate(caller, status),
           run: async () => {
             const { r, title } = await create(caller, status === undefined ? {} : status === 'future' ? { status, date: FUTURE_DATE } : { status });
-            if (r.status !== 201) return outcome(r) + (titleCount(title) === 0 ? '' : ' DB CHANGED (row created)');
-            const row = snapshot(type, r.body.id);
+            if (r.status !== 201) return outcome(r) + ((await titleCount(title)) === 0 ? '' : ' DB CHANGED (row created)');
+            const row = await snapshot(type, r.body.id);
             return row?.status === r.body.status ? `201 ${r.body.status}` : `201 ${r.body.status} but stored ${row?.status}`;
           },
         });
@@ -337,8 +345,8 @@ describe.each(TYPES)('%s permissions', (type) => {
         expected: expectCreateAsOther(caller),
         run: async () => {
           const { r, title } = await create(caller, { author: other });
-          if (r.status !== 201) return outcome(r) + (titleCount(title) === 0 ? '' : ' DB CHANGED (row created)');
-          const stored = (s.db.prepare('SELECT author_id AS a FROM posts WHERE id = ?').get(r.body.id) as { a: number }).a;
+          if (r.status !== 201) return outcome(r) + ((await titleCount(title)) === 0 ? '' : ' DB CHANGED (row created)');
+          const stored = (await s.sql<{ a: number }>('SELECT CAST(author_id AS INTEGER) AS a FROM posts WHERE id = ?', r.body.id))[0]!.a;
           return stored === other && String(r.body.author) === String(other) ? '201 author-set' : `201 author ${r.body.author} / stored ${stored}`;
         },
       });
@@ -357,9 +365,9 @@ describe.each(TYPES)('%s permissions', (type) => {
       const generic = (verb: 'edit' | 'delete', success: string) =>
         caller === 'wrong-password' ? '401 incorrect_password' : caller === 'anonymous' ? '401 rest_forbidden' : has(caller, verb) ? success : '403 rest_forbidden';
       const unchanged = async (method: string, path: string, json?: unknown) => {
-        const before = snapshot(type, target.id);
+        const before = await snapshot(type, target.id);
         const r = await s.raw(method, path, { as, json });
-        const after = snapshot(type, target.id);
+        const after = await snapshot(type, target.id);
         return outcome(r) + (JSON.stringify(before) === JSON.stringify(after) ? '' : ' DB CHANGED');
       };
       cells.push({
@@ -375,7 +383,7 @@ describe.each(TYPES)('%s permissions', (type) => {
           const body: Record<string, unknown> = { [NAME_KEY[type]]: title, status: 'trash' };
           if (type === 'event') Object.assign(body, { start_date: '2031-01-01', end_date: '2031-01-02' });
           const r = await s.raw('POST', `${NS}/${PLURAL[type]}`, { as, json: body });
-          const n = (s.db.prepare('SELECT COUNT(*) AS n FROM posts WHERE title = ?').get(title) as { n: number }).n;
+          const n = (await s.sql<{ n: number }>('SELECT CAST(COUNT(*) AS INTEGER) AS n FROM posts WHERE title = ?', title))[0]!.n;
           return outcome(r) + (n === 0 ? '' : ' DB CHANGED');
         },
       });
@@ -419,7 +427,7 @@ describe.each(TAXONOMIES)('%s permissions', (taxonomy) => {
     const group = `terms ${taxonomy}`;
     const cells: Cell[] = [];
     const shared = await makeTerm(taxonomy);
-    const count = (name: string) => (s.db.prepare('SELECT COUNT(*) AS n FROM terms WHERE name = ?').get(name) as { n: number }).n;
+    const count = async (name: string) => (await s.sql<{ n: number }>('SELECT CAST(COUNT(*) AS INTEGER) AS n FROM terms WHERE name = ?', name))[0]!.n;
     for (const caller of CALLERS) {
       const as = credentials(caller);
       const open = caller === 'wrong-password' ? '401 incorrect_password' : '200';
@@ -431,8 +439,8 @@ describe.each(TAXONOMIES)('%s permissions', (taxonomy) => {
         run: async () => {
           const name = unique(`New ${taxonomy}`);
           const r = await s.raw('POST', `${NS}/${taxonomy}`, { as, json: { name } });
-          if (r.status === 201) return count(name) === 1 ? '201 created' : '201 but no row';
-          return outcome(r) + (count(name) === 0 ? '' : ' DB CHANGED (row created)');
+          if (r.status === 201) return (await count(name)) === 1 ? '201 created' : '201 but no row';
+          return outcome(r) + ((await count(name)) === 0 ? '' : ' DB CHANGED (row created)');
         },
       });
       for (const method of METHODS) {
@@ -442,9 +450,9 @@ describe.each(TAXONOMIES)('%s permissions', (taxonomy) => {
           run: async () => {
             const id = await makeTerm(taxonomy);
             const name = unique('Renamed');
-            const before = termRow(id);
+            const before = await termRow(id);
             const r = await s.raw(method, `${NS}/${taxonomy}/${id}`, { as, json: { name } });
-            const after = termRow(id);
+            const after = await termRow(id);
             if (r.status === 200) return after?.name === name ? '200 updated' : `200 but name ${after?.name}`;
             return outcome(r) + (JSON.stringify(before) === JSON.stringify(after) ? '' : ' DB CHANGED');
           },
@@ -455,9 +463,9 @@ describe.each(TAXONOMIES)('%s permissions', (taxonomy) => {
         expected: expectTermWrite(taxonomy, caller, '200 deleted'),
         run: async () => {
           const id = await makeTerm(taxonomy);
-          const before = termRow(id);
+          const before = await termRow(id);
           const r = await s.raw('DELETE', `${NS}/${taxonomy}/${id}`, { as });
-          const after = termRow(id);
+          const after = await termRow(id);
           if (r.status === 200) return after === undefined ? '200 deleted' : '200 but still there';
           return outcome(r) + (JSON.stringify(before) === JSON.stringify(after) ? '' : ' DB CHANGED');
         },
@@ -468,9 +476,9 @@ describe.each(TAXONOMIES)('%s permissions', (taxonomy) => {
         id: `${group} | PUT update with an empty name | ${caller}`,
         expected: expectInvalid(caller, '400 rest_invalid_param'),
         run: async () => {
-          const before = termRow(shared);
+          const before = await termRow(shared);
           const r = await s.raw('PUT', `${NS}/${taxonomy}/${shared}`, { as, json: { name: '' } });
-          return outcome(r) + (JSON.stringify(before) === JSON.stringify(termRow(shared)) ? '' : ' DB CHANGED');
+          return outcome(r) + (JSON.stringify(before) === JSON.stringify(await termRow(shared)) ? '' : ' DB CHANGED');
         },
       });
       cells.push({ id: `${group} | DELETE unknown id | ${caller}`, expected: expectInvalid(caller, '400 rest_invalid_param'), run: async () => outcome(await s.raw('DELETE', `${NS}/${taxonomy}/987654321`, { as })) });

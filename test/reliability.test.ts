@@ -4,158 +4,19 @@
  * - crash safety: concurrent writers, `kill -9` at a random moment, restart on the same file; every acknowledged
  *   write must be there exactly as acknowledged, and nothing may be half written;
  * - concurrency: simultaneous creates with one title get distinct slugs, simultaneous partial updates of one event
- *   all survive — with one process, and with two worker processes sharing the SQLite file.
+ *   all survive — with one process, and with two worker processes sharing the database, on the engine under test.
+ *
+ * Crash safety is about SQLite's file (its journal, restarting on it): it runs in the sqlite project only; the
+ * postgres project's nodes.test.ts kills a node during writes on PostgreSQL.
  */
 import Database from 'better-sqlite3';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basic, NS, type Credentials } from './helpers/server.js';
+import { Almanac, call, cleanUp, engineDb, tempDb, type ProcessDb, type Reply } from './helpers/process.js';
+import { NS, TestServer } from './helpers/server.js';
 
-const MAIN = resolve(dirname(fileURLToPath(import.meta.url)), '../dist/src/main.js');
-const ADMIN: Credentials = { login: 'admin', password: 'reliability-secret-1' };
-
-const dirs: string[] = [];
-const servers = new Set<Almanac>();
-
-afterAll(async () => {
-  await Promise.all([...servers].map((s) => s.stop()));
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDb(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'almanac-reliability-'));
-  dirs.push(dir);
-  return join(dir, 'almanac.sqlite');
-}
+afterAll(cleanUp);
 
 const randomInt = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
-
-/** Almanac as a child process on a SQLite file; `workers` > 1 runs node:cluster workers. */
-class Almanac {
-  stderr = '';
-  readonly exited: Promise<void>;
-  private alive = true;
-
-  /** `http://127.0.0.1:port`, known once the server listens. */
-  base = '';
-
-  private constructor(readonly child: ChildProcess, readonly workers: number) {
-    servers.add(this);
-    this.exited = new Promise((done) => child.once('exit', () => {
-      this.alive = false;
-      servers.delete(this);
-      done();
-    }));
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
-    child.stdout!.resume();
-  }
-
-  static async start(dbPath: string, workers = 1): Promise<Almanac> {
-    const child = spawn(process.execPath, [MAIN], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOST: '127.0.0.1',
-        // the kernel picks a free port when the server binds (workers share it), so no other socket can take it first
-        PORT: '0',
-        ALMANAC_DB: dbPath,
-        ALMANAC_ADMIN_USER: ADMIN.login,
-        ALMANAC_ADMIN_PASSWORD: ADMIN.password,
-        ALMANAC_LOG_LEVEL: 'info',
-        ALMANAC_WORKERS: String(workers),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // its own process group, so cleanup can reach cluster workers too
-      detached: true,
-    });
-    const server = new Almanac(child, workers);
-    await server.ready();
-    return server;
-  }
-
-  /** Resolves once every worker logged that it listens (and on which port). */
-  private ready(): Promise<void> {
-    return new Promise((done, fail) => {
-      const timer = setTimeout(() => fail(new Error(`almanac did not start within 20 s:\n${this.stderr}`)), 20_000);
-      const check = () => {
-        const urls = [...this.stderr.matchAll(/"msg":"almanac listening","url":"(http:\/\/127\.0\.0\.1:\d+)\//g)].map((m) => m[1]!);
-        if (urls.length >= this.workers) {
-          this.base = urls[0]!;
-          clearTimeout(timer);
-          this.child.stderr!.off('data', check);
-          done();
-        }
-      };
-      this.child.stderr!.on('data', check);
-      void this.exited.then(() => {
-        clearTimeout(timer);
-        fail(new Error(`almanac exited during start-up:\n${this.stderr}`));
-      });
-      check();
-    });
-  }
-
-  /** SIGKILL (kill -9) and wait for the process to be gone. */
-  async kill9(): Promise<void> {
-    if (this.alive) this.child.kill('SIGKILL');
-    await this.exited;
-  }
-
-  /** SIGTERM, then SIGKILL to the whole process group if it has not exited within 5 s. */
-  async stop(): Promise<void> {
-    if (!this.alive) return;
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-this.child.pid!, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }, 5_000);
-    await this.exited;
-    clearTimeout(timer);
-  }
-
-  /** What the server logged beyond info lines: errors and warnings (a 500 leaves one), and any crash output. */
-  errors(): string[] {
-    return this.stderr.split('\n').filter((line) => line.trim() !== '' && !/^\{.*"level":"(info|debug)"/.test(line));
-  }
-}
-
-interface Reply<T = any> { status: number; body: T; requestId: string }
-
-/** One request on its own connection (no keep-alive: a killed server leaves no stale sockets, and cluster workers take turns). */
-function call<T = any>(server: Almanac, method: string, path: string, json?: unknown, as: Credentials | null = ADMIN): Promise<Reply<T>> {
-  return new Promise((done, fail) => {
-    const payload = json === undefined ? undefined : JSON.stringify(json);
-    const headers: Record<string, string> = {};
-    if (as) headers.Authorization = basic(as);
-    if (payload !== undefined) {
-      headers['Content-Type'] = 'application/json';
-      headers['Content-Length'] = String(Buffer.byteLength(payload));
-    }
-    const req = httpRequest(server.base + path, { method, headers, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('error', fail);
-      res.on('end', () => {
-        try {
-          done({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined, requestId: String(res.headers['x-request-id'] ?? '') });
-        } catch (err) {
-          fail(err);
-        }
-      });
-    });
-    req.setTimeout(15_000, () => req.destroy(new Error(`${method} ${path}: no answer within 15 s`)));
-    req.on('error', fail);
-    req.end(payload);
-  });
-}
 
 // ---- crash safety ------------------------------------------------------------------------------------------
 
@@ -313,7 +174,7 @@ function checkFile(dbPath: string): Record<string, unknown> {
       venuePostsWithoutVenue: count(`SELECT COUNT(*) AS n FROM posts p LEFT JOIN venues v ON v.post_id = p.id WHERE p.type = 'venue' AND v.post_id IS NULL`),
       organizerPostsWithoutOrganizer: count(`SELECT COUNT(*) AS n FROM posts p LEFT JOIN organizers o ON o.post_id = p.id WHERE p.type = 'organizer' AND o.post_id IS NULL`),
       eventCopiesOutOfStep: count(`SELECT COUNT(*) AS n FROM events e JOIN posts p ON p.id = e.post_id
-        WHERE e.status <> p.status OR e.lang <> p.lang OR e.date_utc <> p.date_utc OR e.author_id IS NOT p.author_id`),
+        WHERE e.status <> p.status OR e.lang <> p.lang OR e.date_utc <> p.date_utc OR e.author_id IS NOT p.author_id OR e.protected <> (p.password <> '')`),
       organizerLinksBroken: count(`SELECT COUNT(*) AS n FROM event_organizers eo
         LEFT JOIN posts pe ON pe.id = eo.event_id AND pe.type = 'event'
         LEFT JOIN posts po ON po.id = eo.organizer_id AND po.type = 'organizer'
@@ -325,7 +186,7 @@ function checkFile(dbPath: string): Record<string, unknown> {
       venueLinksBroken: count(`SELECT COUNT(*) AS n FROM events e LEFT JOIN posts v ON v.id = e.venue_id AND v.type = 'venue'
         WHERE e.venue_id IS NOT NULL AND v.id IS NULL`),
       termCountsWrong: db.prepare(`SELECT t.id, t.name, t.event_count AS stored, (SELECT COUNT(*) FROM event_terms et JOIN events e ON e.post_id = et.event_id
-          WHERE et.term_id = t.id AND e.status IN ('publish', 'future')) AS real FROM terms t`).all().filter((r: any) => r.stored !== r.real),
+          WHERE et.term_id = t.id AND e.status IN ('publish', 'future') AND e.protected = 0) AS real FROM terms t`).all().filter((r: any) => r.stored !== r.real),
     };
   } finally {
     db.close();
@@ -354,7 +215,7 @@ async function pool<T>(items: T[], width: number, work: (item: T) => Promise<voi
   }));
 }
 
-describe('crash safety: kill -9 under concurrent writes, then restart on the same file', () => {
+describe.runIf(TestServer.engine === 'sqlite')('crash safety: kill -9 under concurrent writes, then restart on the same file', () => {
   it(`keeps every acknowledged write and no half-written record, over ${RUNS} crashes at random moments`, async () => {
     const dbPath = tempDb();
     const known = new Map<number, Known>();
@@ -457,10 +318,10 @@ const REFUSED: Record<string, unknown>[] = [
 
 function concurrencySuite(workers: number) {
   let server: Almanac;
-  let dbPath: string;
+  let db: ProcessDb;
   beforeAll(async () => {
-    dbPath = tempDb();
-    server = await Almanac.start(dbPath, workers);
+    db = await engineDb();
+    server = await Almanac.start(db.dbPath, workers, db.env);
     // authenticate once on every worker (the first check of the bootstrap password is a slow scrypt)
     await Promise.all(Array.from({ length: 2 * workers }, () => call(server, 'GET', `${NS}/events?status=draft`)));
   });
@@ -512,9 +373,7 @@ function concurrencySuite(workers: number) {
       }
       expect([final.show_map, final.show_map_link, final.hide_from_listings, final.ticketed, final.venue, final.organizer], 'nothing of refused updates').toEqual([false, false, false, false, [], []]);
     }
-    const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-    const leftovers = db.prepare(`SELECT id, type, title FROM posts WHERE title IN ('Refused hall', 'Refused organizer')`).all();
-    db.close();
+    const leftovers = await db.sql(`SELECT id, type, title FROM posts WHERE title IN ('Refused hall', 'Refused organizer')`);
     expect(leftovers, 'linked records created by refused updates').toEqual([]);
     expect(server.errors().join('\n'), 'errors the server logged').toBe('');
     if (workers > 1) expect(servedBy.size, 'requests reached every worker').toBe(workers);
@@ -531,4 +390,4 @@ function concurrencySuite(workers: number) {
 }
 
 describe('concurrency: one process', () => concurrencySuite(1));
-describe('concurrency: ALMANAC_WORKERS=2 (two processes on one file)', () => concurrencySuite(2));
+describe('concurrency: ALMANAC_WORKERS=2 (two processes on one database)', () => concurrencySuite(2));

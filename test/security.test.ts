@@ -1,12 +1,13 @@
+import { scrypt as scryptCallback } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basic, NS, TestServer, type Credentials } from './helpers/server.js';
+import { basic, lockoutSql, NS, TestServer, type Credentials } from './helpers/server.js';
 
 describe('authentication lock-out', () => {
   let s: TestServer;
   let editor: Credentials;
   beforeAll(async () => {
     s = await TestServer.start({ authMaxFailures: 3, authLockSeconds: 60 });
-    editor = s.user('editor', 'locked-editor');
+    editor = await s.user('editor', 'locked-editor');
   });
   afterAll(() => s.close());
   const attempt = (password: string, headers: Record<string, string> = {}) => s.raw('GET', `${NS}/tags`, { as: { login: editor.login, password }, headers });
@@ -24,7 +25,7 @@ describe('authentication lock-out', () => {
   });
 
   it('clears the count on success, so occasional mistakes never lock', async () => {
-    const user = s.user('author', 'careless-author');
+    const user = await s.user('author', 'careless-author');
     const as = (password: string) => s.raw('GET', `${NS}/tags`, { as: { login: user.login, password } });
     for (let round = 0; round < 3; round++) {
       expect((await as('typo')).status).toBe(401);
@@ -36,7 +37,7 @@ describe('authentication lock-out', () => {
   it('counts per client address when a trusted proxy says who the client is', async () => {
     const behind = await TestServer.start({ authMaxFailures: 2, authLockSeconds: 60, trustProxy: true });
     try {
-      const user = behind.user('editor', 'proxied');
+      const user = await behind.user('editor', 'proxied');
       const from = (ip: string, password: string) => behind.raw('GET', `${NS}/tags`, { as: { login: user.login, password }, headers: { 'X-Forwarded-For': ip } });
       await from('198.51.100.1', 'x');
       await from('198.51.100.1', 'x');
@@ -51,7 +52,7 @@ describe('authentication lock-out', () => {
     const behind = await TestServer.start({ authMaxFailures: 2, authLockSeconds: 60, trustProxy: true });
     const connection = behind.keptAlive();
     try {
-      const user = behind.user('editor', 'proxied');
+      const user = await behind.user('editor', 'proxied');
       const from = (ip: string, password: string) => connection.get(`${NS}/tags`, { login: user.login, password }, { 'X-Forwarded-For': ip });
       expect((await from('198.51.100.1', 'x')).status).toBe(401);
       expect((await from('198.51.100.1', 'x')).status).toBe(401);
@@ -65,6 +66,132 @@ describe('authentication lock-out', () => {
   });
 });
 
+describe('wrong credentials in floods', () => {
+  /** The failure counts of a server, read as another process would (another connection to where they are kept). */
+  const countsOf = (server: TestServer) => lockoutSql<{ account: string; failures: number }>(server, 'SELECT account, failures FROM auth_failures');
+  const tags = (server: TestServer, as: Credentials) => server.raw('GET', `${NS}/tags`, { as });
+
+  it('count the login and the e-mail address of one account as one, in any case', async () => {
+    const s = await TestServer.start({ authMaxFailures: 3, authLockSeconds: 60 });
+    try {
+      const user = await s.user('editor', 'two-names');
+      expect((await tags(s, { login: 'two-names', password: 'wrong' })).status).toBe(401);
+      expect((await tags(s, { login: 'two-names@example.test', password: 'wrong' })).status).toBe(401);
+      expect((await tags(s, { login: 'TWO-NAMES@EXAMPLE.TEST', password: 'wrong' })).status).toBe(401);
+      for (const login of ['two-names', 'two-names@example.test']) {
+        const locked = await tags(s, { login, password: user.password });
+        expect(locked.status, login).toBe(429);
+        expect(locked.body.code).toBe('rest_too_many_requests');
+      }
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('retire no cached answer, in this process or another on the same database, and still lock across both', async () => {
+    const first = await TestServer.start({ authMaxFailures: 3, authLockSeconds: 60, logLevel: 'debug' });
+    const second = await TestServer.start({ dbPath: first.config.dbPath, databaseUrl: first.config.databaseUrl, authMaxFailures: 3, authLockSeconds: 60, logLevel: 'debug' });
+    try {
+      const victim = await first.user('author', 'guessed-at');
+      const id = (await first.raw('POST', `${NS}/events`, { as: first.admin, json: { title: 'Read while guessed at', start_date: '2031-03-01 10:00', end_date: '2031-03-01 11:00' } })).body.id;
+      const read = async (server: TestServer) => {
+        const r = await server.raw('GET', `${NS}/events/${id}`);
+        expect(r.status).toBe(200);
+        return server.frontAnswered(r.headers.get('X-Request-Id')!);
+      };
+      for (const server of [first, second]) {
+        await read(server);
+        expect(await read(server), 'cached before the guesses').toBe(true);
+      }
+      expect((await tags(first, { login: 'guessed-at', password: 'guess 1' })).status).toBe(401);
+      expect((await tags(second, { login: 'made-up-login', password: 'guess' })).status).toBe(401);
+      expect((await tags(second, { login: 'guessed-at', password: 'guess 2' })).status).toBe(401);
+      for (const server of [first, second]) expect(await read(server), 'still cached after the guesses').toBe(true);
+      expect((await tags(first, { login: 'guessed-at', password: 'guess 3' })).status).toBe(401);
+      // three failures, counted by two processes: the account is locked in both
+      for (const server of [first, second]) expect((await tags(server, victim)).status).toBe(429);
+    } finally {
+      await second.close();
+      await first.close();
+    }
+  });
+
+  it('keep at most ALMANAC_AUTH_TRACKED_PAIRS pairs, locked ones last to go', async () => {
+    const s = await TestServer.start({ authMaxFailures: 3, authLockSeconds: 60, authTrackedPairs: 10 });
+    try {
+      const user = await s.user('author', 'locked-first');
+      for (let i = 0; i < 3; i++) await tags(s, { login: 'locked-first', password: 'wrong' });
+      for (let i = 0; i < 40; i++) expect((await tags(s, { login: `made-up-${i}`, password: 'guess' })).status).toBe(401);
+      expect((await countsOf(s)).length).toBeLessThanOrEqual(10);
+      expect((await tags(s, user)).status, 'the locked pair outlived the made-up ones').toBe(429);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('compute identical checks at the same time once: 200 first uses of the bootstrap password cost one scrypt', async () => {
+    const s = await TestServer.start();
+    try {
+      // CPU time of this process (the server runs in it, and scrypt on its threads), in ms
+      const cpuOf = async (work: () => Promise<unknown>) => {
+        const before = process.cpuUsage();
+        await work();
+        const used = process.cpuUsage(before);
+        return (used.user + used.system) / 1000;
+      };
+      const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+      // what one scrypt of a password check costs (the parameters of src/domain/passwords.ts)
+      const scrypts: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        scrypts.push(await cpuOf(() => new Promise((resolve, reject) =>
+          scryptCallback('a password', 'a salt', 32, { N: 16384, r: 8, p: 1 }, (err, key) => (err ? reject(err) : resolve(key))))));
+      }
+      const scrypt = median(scrypts);
+      await tags(s, { login: 'warm-up', password: 'x' });
+      // the engine's one-time start-up off the measure too, as it happens in this process at the first reads made at
+      // once: SQLite starts its read threads (src/db/sqlite/readThreads.ts), PostgreSQL opens its pool's connections;
+      // uncached anonymous lists, many at once, bring it to its steady state (the credentials are not involved)
+      const warm = 4 * Math.max(s.config.dbPool, s.config.readThreads);
+      await Promise.all(Array.from({ length: warm }, (_, i) => s.raw('GET', `${NS}/${i % 2 ? 'tags' : 'events'}?search=warm${i}`)));
+      // 200 connections, then the same request on each at once: all arrive before the first check can end
+      const request = `GET ${NS}/tags HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${basic(s.admin)}\r\nConnection: close\r\n\r\n`;
+      const burst = async () => {
+        const connections = await Promise.all(Array.from({ length: 200 }, () => s.connect()));
+        return cpuOf(async () => {
+          for (const c of connections) c.send(request);
+          const answers = await Promise.all(connections.map((c) => c.answer()));
+          expect(answers.map((a) => a.status)).toEqual(Array(200).fill(200));
+        });
+      };
+      const first = await burst(); // the password is checked, once for all: one scrypt
+      const again = await burst(); // remembered: no scrypt at all
+      expect(first - again, `CPU ms of the first uses beyond the same requests remembered; one scrypt costs ${scrypt.toFixed(1)}`).toBeLessThan(6 * scrypt);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('refuse checks beyond the scrypt queue at once with 429, without counting them as failures', async () => {
+    const s = await TestServer.start({ authMaxFailures: 1000, authScryptConcurrency: 1, authScryptQueue: 2 });
+    try {
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => tags(s, { login: 'flooded', password: `guess ${i}` })));
+      const refused = answers.filter((a) => a.status === 429);
+      const failed = answers.filter((a) => a.status === 401);
+      expect(refused.length + failed.length).toBe(20);
+      expect(refused.length).toBeGreaterThan(0);
+      expect(failed.length).toBeGreaterThanOrEqual(3);
+      for (const r of refused) {
+        expect(r.body.code).toBe('rest_too_many_requests');
+        expect(r.headers.get('Retry-After')).toBe('1');
+      }
+      expect((await s.raw('GET', `${NS}/tags`)).status, 'anonymous callers are not refused').toBe(200);
+      expect(await countsOf(s)).toEqual([{ account: 'flooded', failures: failed.length }]);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('credential checks take the same time for an unknown login and a wrong password', () => {
   let s: TestServer;
   beforeAll(async () => {
@@ -73,7 +200,7 @@ describe('credential checks take the same time for an unknown login and a wrong 
   afterAll(() => s.close());
 
   it('answers both within a factor of two (median of several tries)', async () => {
-    const user = s.user('subscriber', 'timed');
+    const user = await s.user('subscriber', 'timed');
     const time = async (c: Credentials) => {
       const samples: number[] = [];
       for (let i = 0; i < 7; i++) {
@@ -92,7 +219,7 @@ describe('credential checks take the same time for an unknown login and a wrong 
 
 describe('hostile input: a clear 400, never a 5xx, nothing changed', () => {
   let s: TestServer;
-  const counts = () => s.db.prepare('SELECT (SELECT COUNT(*) FROM posts) AS posts, (SELECT COUNT(*) FROM terms) AS terms').get();
+  const counts = async () => (await s.sql('SELECT (SELECT CAST(COUNT(*) AS INTEGER) FROM posts) AS posts, (SELECT CAST(COUNT(*) AS INTEGER) FROM terms) AS terms'))[0];
   beforeAll(async () => {
     s = await TestServer.start();
     await s.raw('POST', `${NS}/events`, { as: s.admin, json: { title: 'Existing', start_date: '2031-01-01 10:00', end_date: '2031-01-01 11:00' } });
@@ -100,11 +227,11 @@ describe('hostile input: a clear 400, never a 5xx, nothing changed', () => {
   afterAll(() => s.close());
 
   async function refused(send: () => Promise<{ status: number; body: { code: string } }>, code?: string) {
-    const before = counts();
+    const before = await counts();
     const r = await send();
     expect(r.status).toBe(400);
     if (code) expect(r.body.code).toBe(code);
-    expect(counts()).toEqual(before);
+    expect(await counts()).toEqual(before);
     return r;
   }
   const good = { title: 'Fine', start_date: '2031-02-01 10:00', end_date: '2031-02-01 11:00' };
@@ -117,19 +244,23 @@ describe('hostile input: a clear 400, never a 5xx, nothing changed', () => {
     await refused(() => s.raw('POST', `${NS}/events`, { as: s.admin, body: deep(100000), headers: { 'Content-Type': 'application/json' } }));
   });
 
-  it('wrong content types', async () => {
+  it('wrong content types: 415, nothing changed', async () => {
     for (const type of ['text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/octet-stream']) {
-      await refused(() => s.raw('POST', `${NS}/events`, { as: s.admin, body: JSON.stringify(good), headers: { 'Content-Type': type } }), 'rest_missing_callback_param');
+      const before = await counts();
+      const r = await s.raw('POST', `${NS}/events`, { as: s.admin, body: JSON.stringify(good), headers: { 'Content-Type': type } });
+      expect(r.status).toBe(415);
+      expect(r.body.code).toBe('rest_unsupported_media_type');
+      expect(await counts()).toEqual(before);
     }
   });
 
   it('bytes that are not UTF-8, in a body or a query string', async () => {
-    const before = counts();
+    const before = await counts();
     const bad = Buffer.concat([Buffer.from('{"title":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('","start_date":"2031-01-01","end_date":"2031-01-01"}')]);
     const r = await fetch(`${s.baseUrl}${NS}/events`, { method: 'POST', headers: { Authorization: basic(s.admin), 'Content-Type': 'application/json' }, body: bad });
     expect(r.status).toBe(400);
     expect(((await r.json()) as { code: string }).code).toBe('rest_invalid_body');
-    expect(counts()).toEqual(before);
+    expect(await counts()).toEqual(before);
     await refused(() => s.raw('GET', `${NS}/events?search=%FF%FE`), 'rest_invalid_param');
     await refused(() => s.raw('POST', `${NS}/categories`, { as: s.admin, form: 'name=%E2%28%A1' }), 'rest_invalid_param');
   });
@@ -154,7 +285,7 @@ describe('hostile input: a clear 400, never a 5xx, nothing changed', () => {
 
   it('SQL metacharacters in every string parameter of the lists', async () => {
     const nasty = ["' OR 1=1 --", '"; DROP TABLE posts; --', '%', '_', '\\', "'); DELETE FROM terms; --", '%%\'%'];
-    const before = counts();
+    const before = await counts();
     for (const list of ['events', 'venues', 'organizers', 'categories', 'tags']) {
       for (const param of ['search', 'slug', 'status', 'categories', 'tags', 'order', 'orderby', 'strict_dates', 'has_events', 'only_with_upcoming']) {
         for (const value of nasty) {
@@ -165,7 +296,7 @@ describe('hostile input: a clear 400, never a 5xx, nothing changed', () => {
     }
     const like = await s.raw('GET', `${NS}/events?search=${encodeURIComponent('%')}&start_date=2031-01-01&end_date=2031-12-31`);
     expect(like.body.total).toBe(0); // a literal percent sign, not a wildcard
-    expect(counts()).toEqual(before);
+    expect(await counts()).toEqual(before);
   });
 });
 
@@ -175,7 +306,7 @@ describe('non-public records never leak', () => {
   let author: Credentials;
   beforeAll(async () => {
     s = await TestServer.start();
-    author = s.user('author', 'secret-keeper');
+    author = await s.user('author', 'secret-keeper');
     const dates = { start_date: '2031-05-01 10:00', end_date: '2031-05-01 11:00' };
     const publicVenue = (await s.raw('POST', `${NS}/venues`, { as: author, json: { venue: 'Open hall' } })).body.id;
     for (const status of ['draft', 'pending', 'private', 'future']) {
@@ -196,8 +327,8 @@ describe('non-public records never leak', () => {
   afterAll(() => s.close());
 
   it('shows no non-public title to anonymous callers, subscribers or other authors, anywhere', async () => {
-    const others = [undefined, s.user('subscriber'), s.user('author'), s.user('contributor')];
-    const ids = (s.db.prepare('SELECT id FROM posts').all() as { id: number }[]).map((r) => r.id);
+    const others = [undefined, await s.user('subscriber'), await s.user('author'), await s.user('contributor')];
+    const ids = (await s.sql<{ id: number }>('SELECT CAST(id AS INTEGER) AS id FROM posts')).map((r) => r.id);
     const paths = [
       `${NS}/events?start_date=2031-01-01&end_date=2031-12-31&per_page=50`,
       `${NS}/events?search=Secret&start_date=2000-01-01&end_date=2040-01-01`,

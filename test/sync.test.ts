@@ -6,7 +6,7 @@ let s: TestServer;
 let author: Credentials;
 beforeAll(async () => {
   s = await TestServer.start({ siteTimezone: 'Europe/Berlin' });
-  author = s.user('author');
+  author = await s.user('author');
 });
 afterAll(() => s.close());
 
@@ -97,8 +97,10 @@ describe('modified_after: incremental sync', () => {
     expect((await s.raw('DELETE', `${NS}/events/${gone.id}`, { as: s.admin })).status).toBe(200);
     const since = utcNow();
     await settle();
-    s.db.prepare("UPDATE posts SET modified_utc = '2000-01-01 00:00:00' WHERE id = ?").run(gone.id);
-    execFileSync(process.execPath, ['dist/src/cli.js', 'trash', 'purge', '--older-than', '1d'], { env: { ...process.env, ALMANAC_DB: s.config.dbPath } });
+    await s.sql("UPDATE posts SET modified_utc = '2000-01-01 00:00:00' WHERE id = ?", gone.id);
+    execFileSync(process.execPath, ['dist/src/cli.js', 'trash', 'purge', '--older-than', '1d'], {
+      env: { ...process.env, ALMANAC_DB: s.config.dbPath, ALMANAC_DATABASE_URL: s.config.databaseUrl ?? '' },
+    });
     await settle();
     const r = await s.raw<Page>('GET', `${NS}/events?modified_after=${encodeURIComponent(since)}`);
     const tomb = r.body.events!.find((e) => e.id === gone.id)!;
@@ -107,9 +109,9 @@ describe('modified_after: incremental sync', () => {
     expect((await s.raw('GET', `${NS}/events/${gone.id}`)).status).toBe(404);
     // an import writing the record back under its id lifts the tombstone
     const now = utcNow();
-    s.db.prepare(`INSERT INTO posts (id, type, status, slug, title, date_local, date_utc, modified_local, modified_utc, lang, translation_group)
-                  VALUES (?, 'event', 'draft', 'back-again', 'Back again', ?, ?, ?, ?, 'en', ?)`).run(gone.id, now, now, now, now, gone.id);
-    expect(s.db.prepare('SELECT COUNT(*) AS n FROM deleted_posts WHERE id = ?').get(gone.id)).toEqual({ n: 0 });
+    await s.sql(`INSERT INTO posts (id, type, status, slug, title, date_local, date_utc, modified_local, modified_utc, lang, translation_group)
+                 VALUES (?, 'event', 'draft', 'back-again', 'Back again', ?, ?, ?, ?, 'en', ?)`, gone.id, now, now, now, now, gone.id);
+    expect(await s.sql('SELECT CAST(COUNT(*) AS INTEGER) AS n FROM deleted_posts WHERE id = ?', gone.id)).toEqual([{ n: 0 }]);
   });
 
   it('walks a pass by position, so a change during the pass pushes nothing off a page, and resumes from sync_rest_url', async () => {

@@ -6,8 +6,8 @@ let editor: Credentials;
 let author: Credentials;
 beforeAll(async () => {
   s = await TestServer.start();
-  editor = s.user('editor');
-  author = s.user('author');
+  editor = await s.user('editor');
+  author = await s.user('author');
 });
 afterAll(() => s.close());
 
@@ -57,8 +57,8 @@ describe('tags', () => {
     try {
       const a = (await fresh.raw('POST', `${NS}/tags`, { as: fresh.admin, json: { name: 'indoor' } })).body.id;
       await fresh.raw('POST', `${NS}/tags`, { as: fresh.admin, json: { name: 'adults only' } });
-      insertEvent(fresh.db, { terms: [a] });
-      insertEvent(fresh.db, { terms: [a], status: 'private' });
+      await insertEvent(fresh, { terms: [a] });
+      await insertEvent(fresh, { terms: [a], status: 'private' });
       const { data, response } = await fresh.client().GET(`${NS}/tags`, { params: { query: { hide_empty: false } } });
       expect(data!.tags.map((t) => [t.name, t.count])).toEqual([['adults only', 0], ['indoor', 1]]);
       expect(response.headers.get('X-TEC-Total')).toBe('2');

@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { escapeTermName, sanitizeTextField, slugify } from '../src/domain/text.js';
+import { collationKey, escapeTermName, foldForSearch, sanitizeTextField, slugify } from '../src/domain/text.js';
 
 describe('escapeTermName', () => {
   it.each([
@@ -141,5 +142,68 @@ describe('slugify', () => {
     expect(slug).not.toMatch(/-$/);
     expect(slug).not.toMatch(/%[0-9a-f]?$/);
     expect(() => decodeURIComponent(slug)).not.toThrow();
+  });
+});
+
+/** The classes of utf8mb4_unicode_520_ci over the Latin, Greek and Cyrillic blocks: weights → characters. */
+const CLASSES = readFileSync(new URL('./fixtures/unicode-520-classes.tsv', import.meta.url), 'utf8')
+  .split('\n')
+  .filter((line) => line && !line.startsWith('#'))
+  .map((line) => {
+    const [weights, points] = line.split('\t') as [string, string];
+    return { weights: weights === '-' ? '' : weights, chars: points.split(' ').map((p) => String.fromCodePoint(parseInt(p, 16))) };
+  });
+
+describe('collationKey (MySQL utf8mb4_unicode_520_ci, as WordPress compares)', () => {
+  it('gives the characters of one class of the collation one key, and those of different classes different keys', () => {
+    const classOf = new Map<string, string>();
+    for (const { weights, chars } of CLASSES) {
+      const keys = new Set(chars.map(collationKey));
+      expect(keys.size, `${weights}: ${chars.join(' ')}`).toBe(1);
+      // a lone space weighs as a space, and PAD SPACE makes it equal to nothing: the ignorable characters share ''
+      const key = [...keys][0]!;
+      if (weights !== '' && weights !== '020A') {
+        expect(classOf.get(key), `${JSON.stringify(key)}: ${chars.join(' ')}`).toBeUndefined();
+        classOf.set(key, weights);
+      }
+    }
+    expect(CLASSES.length).toBeGreaterThan(500);
+  });
+
+  it('weighs each character as its key does, letter by letter (ß as ss, Æ as ae)', () => {
+    const single = new Map(CLASSES.flatMap(({ weights, chars }) => chars.map((c) => [c, weights] as const)));
+    let checked = 0;
+    for (const { weights, chars } of CLASSES) {
+      if (weights === '' || weights === '020A') continue;
+      for (const c of chars) {
+        const parts = [...collationKey(c)].map((k) => single.get(k));
+        if (parts.includes(undefined)) continue; // a key outside these blocks (Ⱥ is ⱥ)
+        expect(parts.join(''), c).toBe(weights);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(1500);
+  });
+
+  it('compares whole texts as the collation does', () => {
+    const equal: [string, string][] = [
+      ['Straße', 'STRASSE'], ['Æon', 'aeon'], ['Œuvre', 'oeuvre'], ['ﬁlm', 'film'], ['Café ', 'cafe'], ['Café\u00a0', 'cafe'],
+      ['İSTANBUL', 'istanbul'], ['Ølstue', 'olstue'], ['Łódź', 'lodz'], ['ΣΟΦΟΣ', 'σοφος'], ['Ёлка', 'елка'], ['Ａｂｃ', 'abc'],
+      ['e\u0301', 'é'], ['и\u0306', 'и'], ['Zoë', 'ZOE'], ['Dvořák', 'DVORAK'],
+    ];
+    const different: [string, string][] = [['ısparta', 'isparta'], ['Йогурт', 'иогурт'], ['cafe\t', 'cafe'], [' lead', 'lead'], ['a b', 'a  b']];
+    for (const [a, b] of equal) expect(collationKey(a), `${a} = ${b}`).toBe(collationKey(b));
+    for (const [a, b] of different) expect(collationKey(a), `${a} ≠ ${b}`).not.toBe(collationKey(b));
+  });
+});
+
+describe('foldForSearch (LIKE under the same collation: one character with one)', () => {
+  it('folds case, accents and the variants of a letter, but expands nothing', () => {
+    expect(foldForSearch('ZÜRICH Øresund İstanbul Łódź')).toBe('zurich oresund istanbul lodz');
+    expect(foldForSearch('Straße')).toBe('straße'); // 'Straße' LIKE '%strasse%' is false in MySQL
+    expect(foldForSearch('ẞ')).toBe(foldForSearch('ß'));
+    expect(foldForSearch('ﬁlm')).not.toContain('fi');
+    expect(foldForSearch('ısparta')).not.toBe(foldForSearch('isparta'));
+    expect(foldForSearch('Йогурт')).toBe('йогурт');
   });
 });

@@ -10,15 +10,15 @@ let subscriber: Credentials;
 
 beforeAll(async () => {
   s = await TestServer.start();
-  editor = s.user('editor');
-  author = s.user('author');
-  otherAuthor = s.user('author');
-  contributor = s.user('contributor');
-  subscriber = s.user('subscriber');
+  editor = await s.user('editor');
+  author = await s.user('author');
+  otherAuthor = await s.user('author');
+  contributor = await s.user('contributor');
+  subscriber = await s.user('subscriber');
 });
 afterAll(() => s.close());
 
-const idOf = (c: Credentials) => s.repos.users.findByLoginOrEmail(c.login)!.id;
+const idOf = async (c: Credentials) => (await s.read((repos) => repos.users.findByLoginOrEmail(c.login)))!.id;
 const create = (body: Record<string, unknown>, as: Credentials | undefined = s.admin) => s.raw('POST', `${NS}/venues`, { as, json: body });
 const get = (id: number, as?: Credentials) => s.raw('GET', `${NS}/venues/${id}`, { as });
 const update = (id: number, body: Record<string, unknown>, as: Credentials = s.admin, method = 'PATCH') => s.raw(method, `${NS}/venues/${id}`, { as, json: body });
@@ -64,14 +64,14 @@ const EVERY_FIELD = {
 describe('creating venues', () => {
   it('creates a venue with every field: 201, the sample key order, values as sent', async () => {
     const name = unique('Parc des Expositions');
-    const r = await create({ venue: name, author: idOf(editor), ...EVERY_FIELD });
+    const r = await create({ venue: name, author: await idOf(editor), ...EVERY_FIELD });
     expect(r.status).toBe(201);
     const id = r.body.id as number;
     expect(Object.keys(r.body)).toEqual(FULL_KEYS);
     // The keys the capture has appear in the capture's order (json_ld is for single reads only).
     expect(Object.keys(r.body).filter((k) => SAMPLE_KEYS.includes(k))).toEqual(SAMPLE_KEYS.filter((k) => k !== 'json_ld'));
     expect(r.body).toMatchObject({
-      author: String(idOf(editor)),
+      author: String(await idOf(editor)),
       status: 'publish',
       date: '2026-01-15 09:30:00',
       date_utc: '2026-01-15 09:30:00',
@@ -157,6 +157,16 @@ describe('creating venues', () => {
     expect([other.body.show_map, other.body.show_map_link]).toEqual([false, true]);
   });
 
+  it('reads JSON booleans and the numbers 1 and 0 in show_map and show_map_link, as the plugin does', async () => {
+    const on = await create({ venue: unique('Map'), show_map: true, show_map_link: 1 });
+    expect([on.status, on.body.show_map, on.body.show_map_link]).toEqual([201, true, true]);
+    const off = await create({ venue: unique('Map'), show_map: false, show_map_link: 0 });
+    expect([off.status, off.body.show_map, off.body.show_map_link]).toEqual([201, false, false]);
+    expect((await update(off.body.id, { show_map: true })).body.show_map).toBe(true);
+    const typed = await s.client(s.admin).POST(`${NS}/venues`, { body: { venue: unique('Typed'), show_map: false, show_map_link: 'yes' } });
+    expect([typed.data!.show_map, typed.data!.show_map_link]).toEqual([false, true]);
+  });
+
   it('escapes names as WordPress renders titles', async () => {
     const r = await create({ venue: 'Sports Club & Co' });
     expect(r.status).toBe(201);
@@ -199,7 +209,7 @@ describe('validating venue writes', () => {
     expect((await create({ venue: unique('V'), image: 999999 })).body.data.params).toEqual({ image: 'Invalid parameter.' });
     expect((await create({ venue: unique('V'), image: '999999' })).status).toBe(400);
     expect((await create({ venue: unique('V'), author: 999999 })).body.data.params).toEqual({ author: 'Invalid parameter.' });
-    expect((await create({ venue: unique('V'), show_map: true })).status).toBe(400);
+    expect((await create({ venue: unique('V'), show_map: ['true'] })).body.data.params).toEqual({ show_map: 'Invalid parameter.' });
     const made = await create({ venue: unique('Valid') });
     expect((await update(made.body.id, { venue: '' })).status).toBe(400);
     expect((await update(made.body.id, { website: 'foo' })).status).toBe(400);
@@ -408,7 +418,7 @@ describe('duplicate venues on create', () => {
     const mine = await create({ venue: name, city: 'Nice' }, contributor);
     expect(mine.status).toBe(201);
     expect(mine.body.id).not.toBe(admins.body.id);
-    expect(mine.body.author).toBe(String(idOf(contributor)));
+    expect(mine.body.author).toBe(String(await idOf(contributor)));
     expect((await get(admins.body.id)).body.city).toBe('Paris');
   });
 
@@ -511,7 +521,7 @@ describe('venue permissions', () => {
     const draft = await create({ venue: unique('Contrib') }, contributor);
     expect(draft.status).toBe(201);
     expect(draft.body.status).toBe('draft');
-    expect(draft.body.author).toBe(String(idOf(contributor)));
+    expect(draft.body.author).toBe(String(await idOf(contributor)));
     const pending = await create({ venue: unique('Contrib'), status: 'publish' }, contributor);
     expect(pending.body.status).toBe('pending');
     expect((await create({ venue: unique('Contrib'), status: 'private' }, contributor)).body.status).toBe('pending');
@@ -537,14 +547,14 @@ describe('venue permissions', () => {
   });
 
   it('setting another author needs edit_others', async () => {
-    const byAuthor = await create({ venue: unique('Ghost'), author: idOf(editor) }, author);
+    const byAuthor = await create({ venue: unique('Ghost'), author: await idOf(editor) }, author);
     expect(byAuthor.body).toEqual({ code: 'rest_cannot_edit_others', message: 'Sorry, you are not allowed to create venues as this user.', data: { status: 403 } });
-    expect((await create({ venue: unique('Self'), author: idOf(author) }, author)).status).toBe(201);
-    const byEditor = await create({ venue: unique('Ghost'), author: idOf(author) }, editor);
+    expect((await create({ venue: unique('Self'), author: await idOf(author) }, author)).status).toBe(201);
+    const byEditor = await create({ venue: unique('Ghost'), author: await idOf(author) }, editor);
     expect(byEditor.status).toBe(201);
-    expect(byEditor.body.author).toBe(String(idOf(author)));
+    expect(byEditor.body.author).toBe(String(await idOf(author)));
     const own = await create({ venue: unique('Handover') }, author);
-    const handover = await update(own.body.id, { author: idOf(otherAuthor) }, author);
+    const handover = await update(own.body.id, { author: await idOf(otherAuthor) }, author);
     expect(handover.status).toBe(403);
     expect(handover.body.code).toBe('rest_cannot_edit_others');
     expect((await create({ venue: unique('Ghost'), author: 999999 }, editor)).status).toBe(400);

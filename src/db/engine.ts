@@ -9,7 +9,7 @@ import type { Lang } from '../domain/context.js';
 import type { Role } from '../domain/capabilities.js';
 import type {
   AppPassword, Change, ChangesQuery, EventListQuery, LinkedListQuery, MediaRecord, NewRecord, PostRecord, PostType, RecordOf,
-  Taxonomy, TermInput, TermListQuery, TermRecord, User,
+  Taxonomy, TermInput, TermListQuery, TermRecord, TranslationMember, User,
 } from './records.js';
 
 export type Translations = Map<number, Partial<Record<Lang, number>>>;
@@ -21,13 +21,23 @@ export interface PostsRepository {
   findOfType<T extends PostType>(type: T, id: number): Promise<RecordOf<T> | null>;
   /** Records of one type by id, in a bounded number of queries however many are asked for. */
   findMany<T extends PostType>(type: T, ids: number[]): Promise<Map<number, RecordOf<T>>>;
-  /** The id a slug names as WordPress looks it up: sanitised, in the preferred language first, then the others. */
+  /**
+   * The id a slug names as WordPress looks it up (`slugForQuery`: decoded, percent-encoded, lower-cased), in the
+   * preferred language first, then the others.
+   */
   resolveSlug(type: PostType, raw: string, preferred: Lang): Promise<number | null>;
   slugOwner(type: PostType, lang: Lang, slug: string): Promise<number | null>;
-  /** Non-trashed records of a type and language with this title (any case), oldest first. */
-  sameName(type: PostType, lang: Lang, title: string): Promise<number[]>;
+  /**
+   * Non-trashed venues or organizers of a language whose title WordPress's collation finds equal (`collationKey`:
+   * case and accents ignored, `ß` = `ss`), oldest first, through the index of title keys.
+   */
+  sameName(type: 'venue' | 'organizer', lang: Lang, title: string): Promise<number[]>;
+  /** The query plan of `sameName` (tests check that it reads the index of title keys). */
+  explainSameName(): Promise<string[]>;
   /** `{lang: id}` of each translation group asked for. */
   translations(type: PostType, groups: number[]): Promise<Translations>;
+  /** The records of each translation group asked for, with what tells who may read them (oldest first). */
+  translationMembers(type: PostType, groups: number[]): Promise<Map<number, TranslationMember[]>>;
   /** How many times each record was changed after its creation (iCalendar `SEQUENCE`). */
   revisions(ids: number[]): Promise<Map<number, number>>;
   /** Ids of the records whose lineage holds their own id on a site (`example.org/blog?id=N` for record N). */
@@ -64,17 +74,26 @@ export interface TermsRepository {
   findMany(ids: number[]): Promise<TermRecord[]>;
   /** The given categories and all their descendants. */
   withDescendants(ids: number[]): Promise<number[]>;
-  /** The term of this taxonomy and language with this slug or, failing that, this name (any case). */
+  /**
+   * The term of this taxonomy and language a text names, as WordPress's `term_exists` finds it: the text made a slug
+   * (`Live Music` → `live-music`), failing that a name WordPress's collation finds equal (`café` = `CAFE`).
+   */
   findBySlugOrName(taxonomy: Taxonomy, lang: Lang, text: string): Promise<number | null>;
+  /** The query plans of the two lookups of `findBySlugOrName` (slug, then name key). */
+  explainNameLookups(): Promise<string[]>;
   /** WordPress's `wp_unique_term_slug`. */
   uniqueSlug(taxonomy: Taxonomy, lang: Lang, slug: string, parentSlug: string | null): Promise<string>;
-  /** The term of this taxonomy and language named by an id or a slug, or null. */
+  /** The term of this taxonomy and language named by an id or a slug (sanitised as WordPress does), or null. */
   resolve(taxonomy: Taxonomy, lang: Lang, ref: number | string): Promise<number | null>;
   list(q: TermListQuery): Promise<{ items: TermRecord[]; total: number }>;
   translations(taxonomy: Taxonomy, groups: number[]): Promise<Translations>;
   /** Each category's slug path from its top ancestor down (`music/jazz`). */
   slugPaths(ids: number[]): Promise<Map<number, string>>;
-  /** A term of the same taxonomy and language with this name (any case), under `parentId` for categories. */
+  /**
+   * A term of the same taxonomy and language with this name (any ASCII case), under `parentId` for categories. Not the
+   * collation key: WordPress's `wp_insert_term` checks its collation's matches again with `strtolower`, so `Café`
+   * and `Cafe` are two terms.
+   */
   findSameName(taxonomy: Taxonomy, lang: Lang, name: string, parentId: number): Promise<number | null>;
   slugOwner(taxonomy: Taxonomy, lang: Lang, slug: string): Promise<number | null>;
   isSelfOrAncestor(ancestor: number, id: number): Promise<boolean>;
@@ -118,13 +137,22 @@ export interface MediaRepository {
   save(media: MediaRecord): Promise<number>;
 }
 
-/** Failed authentications per (client address, login), for the lock-out shared by every process and node. */
-export interface AuthFailuresRepository {
+/**
+ * Failed authentications per (client address, account), for the lock-out shared by every process and node. Kept
+ * apart from the data (SQLite: a file of its own; PostgreSQL: an unlogged table written outside the group commit), so
+ * counting a flood of wrong passwords retires no cached answer.
+ */
+export interface LockoutStore {
   /** Until when the pair is locked (Unix ms; 0: not locked), and whether any failure is on record. */
-  state(address: string, login: string, now: number): Promise<{ lockedUntil: number; recorded: boolean }>;
+  state(address: string, account: string, now: number): Promise<{ lockedUntil: number; recorded: boolean }>;
   /** Counts a failure; returns until when the pair is now locked (0: not locked). */
-  fail(address: string, login: string, now: number, limits: { max: number; windowMs: number; lockMs: number }): Promise<number>;
-  clear(address: string, login: string): Promise<void>;
+  fail(address: string, account: string, now: number, limits: { max: number; windowMs: number; lockMs: number }): Promise<number>;
+  clear(address: string, account: string): Promise<void>;
+  /** Pairs kept now (at most ALMANAC_AUTH_TRACKED_PAIRS). */
+  tracked(): Promise<number>;
+  /** Equal values: no failure was recorded or cleared in between (see each store for whose). */
+  generation(): string;
+  close(): Promise<void>;
 }
 
 export interface Repositories {
@@ -132,7 +160,6 @@ export interface Repositories {
   terms: TermsRepository;
   users: UsersRepository;
   media: MediaRepository;
-  authFailures: AuthFailuresRepository;
 }
 
 /** What a write sees: the repositories of its transaction, the time the write lock was taken, and savepoints. */
@@ -156,7 +183,7 @@ export interface Engine {
    * Writes arriving together share one commit (group commit), each in a savepoint of its own.
    */
   write<T>(work: (unit: WriteUnit) => Promise<T>): Promise<T>;
-  /** A write no answer depends on (when a password was last used, failed logins): not a change for the caches. */
+  /** A write no answer depends on (when a password was last used): not a change for the caches. */
   bookkeep<T>(work: (repos: Repositories) => Promise<T>): Promise<T>;
   /**
    * The data's generation: equal values mean nothing an answer can depend on was committed in between, by any
@@ -172,6 +199,10 @@ export interface Engine {
   schemaVersion(): Promise<number>;
   /** Brings the database to the newest schema; returns the versions applied. */
   migrate(): Promise<number[]>;
+  /** The failed authentications of the lock-out. */
+  readonly lockout: LockoutStore;
+  /** A write that changes nothing, to learn at start-up whether the database can be written at all. */
+  checkWritable(): Promise<void>;
   /** Releases connections; a SQLite database also empties its write-ahead log when it can. */
   close(): Promise<void>;
 }

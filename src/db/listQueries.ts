@@ -1,11 +1,16 @@
 /**
  * The SQL of every list (events, venues and organizers, sync pages), written once for both engines: which records a
- * list holds, in which order, and what a caller may see of them are rules, and rules live in one place. The few
- * things SQLite and PostgreSQL spell differently go through a dialect: lists of ids, flags, the text index that
- * narrows a search, and folding text for comparison. Parameters are `@name`; each engine binds them its own way.
+ * list holds, in which order, and what a caller may see and match of them are rules, and rules live in one place. The
+ * few things SQLite and PostgreSQL spell differently go through a dialect: lists of ids, flags, the text index that
+ * narrows a search, planner hints, the title part of an event's search text, folded fields of venues and organizers,
+ * and the comparison of passwords. Parameters are `@name`; each engine binds them its own way.
  */
+import { hidesWhenProtected } from '../domain/postRules.js';
 import { foldForSearch } from '../domain/text.js';
-import type { ChangesQuery, EventListQuery, LinkedListQuery, ListViewer, PostStatus } from './records.js';
+import type {
+  ChangeRights, ChangesQuery, EventListQuery, LinkedListQuery, ListViewer, OrganizerRecord, PostRecord, PostStatus, PostType, ProtectedAccess,
+  VenueRecord,
+} from './records.js';
 
 export type Params = Record<string, unknown>;
 
@@ -26,8 +31,28 @@ export interface SqlDialect {
    * when the index cannot help (no word of three characters or more). The LIKE of each word still decides.
    */
   searchIndex(params: Params, words: string[]): string | null;
-  /** `expr` folded for search as `foldForSearch` folds text (lower case, accents removed). */
-  fold(expr: string): string;
+  /**
+   * A column the planner should not look up through an index here (SQLite: `+column`): an event's few links are
+   * read and each checked against a list, rather than the index probed once for every id of the list.
+   */
+  unindexed(column: string): string;
+  /**
+   * The join that reads its tables in the order written (SQLite: `CROSS JOIN … ON`); PostgreSQL plans joins from
+   * statistics and accepts no `ON` after `CROSS JOIN`: a plain `JOIN`.
+   */
+  joinInOrder: string;
+  /** The title part of an event's folded search text (title, excerpt and description joined by U+001F). */
+  searchedTitle(column: string): string;
+  /**
+   * The `index`-th field of LINKED_SEARCH_FIELDS of a venue or organizer (`column` of posts `p` or details `d`),
+   * folded exactly as `foldForSearch` folds it.
+   */
+  foldedField(column: string, index: number): string;
+  /**
+   * A condition true when the password in `column` is `given` (as postRules.unlocks compares them: equal octets, in
+   * constant time), `given` bound as `@opener`.
+   */
+  unlocks(params: Params, column: string, given: string): string;
 }
 
 /** A LIKE pattern that finds `word` anywhere in folded text (its own wildcards escaped with `\`). */
@@ -54,6 +79,78 @@ function viewerSql(alias: string, viewer: ListViewer, params: Params, prefix = '
   return `(${published} OR ${alias}.author_id = @${prefix}me)`;
 }
 
+/** SQL: the caller may change the post (alias), as postRules.mayChange decides; 'TRUE' for every post, 'FALSE' for none. */
+function changeableSql(alias: string, rights: ChangeRights | null, params: Params): string {
+  if (!rights) return 'FALSE';
+  const status = `(CASE ${alias}.status WHEN 'trash' THEN COALESCE(${alias}.status_before_trash, 'draft') ELSE ${alias}.status END)`;
+  const own = `${alias}.author_id = @changer`;
+  const conditions: string[] = [];
+  if (!rights.published) conditions.push(`${status} NOT IN ('publish', 'future')`);
+  if (!rights.others) conditions.push(own);
+  else if (!rights.othersPrivate) conditions.push(`(${own} OR ${status} <> 'private')`);
+  if (conditions.some((c) => c.includes('@changer'))) params.changer = rights.userId;
+  return conditions.length ? `(${conditions.join(' AND ')})` : 'TRUE';
+}
+
+/** SQL conditions that each open a protected post (alias) of a type to the caller; null when it may open every one. */
+function openingSql(alias: string, type: PostType, access: ProtectedAccess, params: Params, dialect: SqlDialect): string[] | null {
+  const changeable = changeableSql(alias, access.edits[type], params);
+  if (changeable === 'TRUE') return null;
+  const ways = changeable === 'FALSE' ? [] : [changeable];
+  if (access.password !== undefined) ways.push(dialect.unlocks(params, `${alias}.password`, access.password)); // constant-time, as on reads by id
+  return ways;
+}
+
+/** SQL: the post (alias) has no password or the caller may open it (postRules.mayOpen); null when every post is open to it. */
+function openSql(alias: string, type: PostType, access: ProtectedAccess, params: Params, dialect: SqlDialect): string | null {
+  const ways = openingSql(alias, type, access, params, dialect);
+  return ways === null ? null : `(${[`${alias}.password = ''`, ...ways].join(' OR ')})`;
+}
+
+/** `openSql` for an event read off a listing index (alias `e`): only a protected event's post is read. */
+function openEventSql(access: ProtectedAccess, params: Params, dialect: SqlDialect): string | null {
+  const ways = openingSql('pp', 'event', access, params, dialect);
+  if (ways === null) return null;
+  const unprotected = dialect.flag('e.protected', false);
+  return ways.length ? `(${unprotected} OR EXISTS (SELECT 1 FROM posts pp WHERE pp.id = e.post_id AND (${ways.join(' OR ')})))` : unprotected;
+}
+
+/**
+ * The field of an event's list entry that each filter reads. A filter on a field that a protected entry hides
+ * (postRules.BLANKED) never selects an event the caller may not open: it sees that field blank.
+ */
+const EVENT_FILTER_FIELDS: Record<'categoryIds' | 'tagIds' | 'venueIds' | 'organizerIds' | 'featured' | 'ticketed' | 'geo' | 'parentId' | 'include', string> = {
+  categoryIds: 'categories', tagIds: 'tags', venueIds: 'venue', organizerIds: 'organizer', featured: 'featured', ticketed: 'ticketed',
+  geo: 'venue', parentId: 'post_parent', include: 'id',
+};
+const FILTERS_ON_HIDDEN = (Object.keys(EVENT_FILTER_FIELDS) as (keyof typeof EVENT_FILTER_FIELDS)[]).filter((f) => hidesWhenProtected('event', EVENT_FILTER_FIELDS[f]));
+
+type VenueSearched = Pick<VenueRecord, 'title' | 'content' | 'excerpt' | 'address' | 'city' | 'province' | 'state' | 'stateprovince' | 'zip' | 'phone'>;
+type OrganizerSearched = Pick<OrganizerRecord, 'title' | 'content' | 'excerpt' | 'phone' | 'email' | 'website'>;
+
+/**
+ * The fields venue and organizer search reads, in order: the column, the field of the list entry it is (what a
+ * protected entry may hide), and the record's property. Engines fold them with `foldForSearch` (SQLite as it reads
+ * them, PostgreSQL in a copy written with the record: see `linkedSearchTexts`).
+ */
+export const LINKED_SEARCH_FIELDS: {
+  venue: [column: string, field: string, property: keyof VenueSearched][];
+  organizer: [column: string, field: string, property: keyof OrganizerSearched][];
+} = {
+  venue: [['p.title', 'venue', 'title'], ['p.content', 'description', 'content'], ['p.excerpt', 'excerpt', 'excerpt'], ['d.address', 'address', 'address'],
+    ['d.city', 'city', 'city'], ['d.province', 'province', 'province'], ['d.state', 'state', 'state'], ['d.stateprovince', 'stateprovince', 'stateprovince'],
+    ['d.zip', 'zip', 'zip'], ['d.phone', 'phone', 'phone']],
+  organizer: [['p.title', 'organizer', 'title'], ['p.content', 'description', 'content'], ['p.excerpt', 'excerpt', 'excerpt'], ['d.phone', 'phone', 'phone'],
+    ['d.email', 'email', 'email'], ['d.website', 'website', 'website']],
+};
+
+/** The folded texts of LINKED_SEARCH_FIELDS of a venue or organizer, in order; null for an event (search reads its search text). */
+export function linkedSearchTexts(record: Omit<PostRecord, 'id' | 'translationGroup'>): string[] | null {
+  if (record.type === 'venue') return LINKED_SEARCH_FIELDS.venue.map(([, , property]) => foldForSearch((record as VenueRecord)[property]));
+  if (record.type === 'organizer') return LINKED_SEARCH_FIELDS.organizer.map(([, , property]) => foldForSearch((record as OrganizerRecord)[property]));
+  return null;
+}
+
 /** The statements of an event list (GET /events and the iCalendar feed). */
 export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
   const params: Params = { lang: q.lang, now: q.nowUtc };
@@ -65,12 +162,18 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
     // on start then closes, and a list costs its window, not the rest of the calendar
     if (b.column === 'end' && (b.op === '<=' || b.op === '<')) where.push(`e.start_local ${b.op} @b${i}`);
   });
+  // a filter on what a protected event hides selects only events the caller may open
+  const open = openEventSql(q.access, params, dialect);
+  if (open !== null && FILTERS_ON_HIDDEN.some((filter) => q[filter] !== undefined)) where.push(open);
   if (q.search) {
+    let text = 'p.search_text';
+    if (open !== null && q.access.anonymous) where.push(open); // no protected event in a visitor's search (WordPress)
+    else if (open !== null) text = `(CASE WHEN ${openSql('p', 'event', q.access, params, dialect)} THEN p.search_text ELSE ${dialect.searchedTitle('p.search_text')} END)`;
     const clauses: string[] = [];
     const contains = (word: string) => {
       const name = `w${clauses.length}`;
       params[name] = like(word);
-      return `p.search_text LIKE @${name} ESCAPE '\\'`;
+      return `${text} LIKE @${name} ESCAPE '\\'`;
     };
     for (const word of q.search.include) clauses.push(contains(word));
     for (const word of q.search.exclude) clauses.push('NOT ' + contains(word));
@@ -79,10 +182,15 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
     if (clauses.length) where.push(`EXISTS (SELECT 1 FROM posts p WHERE p.id = e.post_id AND ${clauses.join(' AND ')})`);
   }
   const ids = (name: string, list: number[]) => dialect.ids(params, name, list);
-  if (q.categoryIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND et.term_id IN ${ids('categories', q.categoryIds)})`);
-  if (q.tagIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND et.term_id IN ${ids('tags', q.tagIds)})`);
+  // an event's few links are read and each looked up in the list, rather than the index probed once for every id of
+  // the list: one lookup per link, however long the list
+  const term = dialect.unindexed('et.term_id');
+  if (q.categoryIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND ${term} IN ${ids('categories', q.categoryIds)})`);
+  if (q.tagIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND ${term} IN ${ids('tags', q.tagIds)})`);
   if (q.venueIds) where.push(`e.venue_id IN ${ids('venues', q.venueIds)}`);
-  if (q.organizerIds) where.push(`EXISTS (SELECT 1 FROM event_organizers eo WHERE eo.event_id = e.post_id AND eo.organizer_id IN ${ids('organizers', q.organizerIds)})`);
+  if (q.organizerIds) {
+    where.push(`EXISTS (SELECT 1 FROM event_organizers eo WHERE eo.event_id = e.post_id AND ${dialect.unindexed('eo.organizer_id')} IN ${ids('organizers', q.organizerIds)})`);
+  }
   if (q.featured !== undefined) where.push(dialect.flag('e.featured', q.featured));
   if (q.ticketed !== undefined) where.push(dialect.flag('e.ticketed', q.ticketed));
   if (q.parentId !== undefined) {
@@ -90,9 +198,13 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
     where.push('e.post_id IN (SELECT id FROM posts WHERE parent_id = @parent)');
   }
   if (q.include) where.push(`e.post_id IN ${ids('include', q.include)}`);
-  if (q.withoutPassword) where.push(`NOT EXISTS (SELECT 1 FROM posts p WHERE p.id = e.post_id AND p.password <> '')`);
-  if (q.geo === 'any') where.push('e.venue_id IN (SELECT post_id FROM venues WHERE geo_lat IS NOT NULL AND geo_lng IS NOT NULL)');
-  else if (q.geo) {
+  if (q.withoutPassword) where.push(dialect.flag('e.protected', false));
+  // the coordinates of a protected venue count only for callers who may open the venue
+  const venueOpen = q.geo ? openSql('vp', 'venue', q.access, params, dialect) : null;
+  const openVenue = venueOpen === null ? '' : ` AND ${venueOpen}`;
+  if (q.geo === 'any') {
+    where.push(`e.venue_id IN (SELECT v.post_id FROM venues v JOIN posts vp ON vp.id = v.post_id WHERE v.geo_lat IS NOT NULL AND v.geo_lng IS NOT NULL${openVenue})`);
+  } else if (q.geo) {
     // a bounding box narrows the venues, then the true (haversine) distance decides
     const dLat = q.geo.radiusKm / 111.2;
     const dLng = q.geo.radiusKm / Math.max(0.01, 111.2 * Math.cos((q.geo.lat * Math.PI) / 180));
@@ -105,7 +217,7 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
       lngBand = lo < -180 || hi > 180 ? '(v.geo_lng >= @lngMin OR v.geo_lng <= @lngMax)' : 'v.geo_lng BETWEEN @lngMin AND @lngMax';
     }
     where.push(`e.venue_id IN (SELECT v.post_id FROM venues v JOIN posts vp ON vp.id = v.post_id
-      WHERE vp.status = 'publish' AND v.geo_lat BETWEEN @latMin AND @latMax AND ${lngBand}
+      WHERE vp.status = 'publish'${openVenue} AND v.geo_lat BETWEEN @latMin AND @latMax AND ${lngBand}
         AND 12742.0 * asin(sqrt(pow(sin(radians(v.geo_lat - @lat) / 2), 2) + cos(radians(@lat)) * cos(radians(v.geo_lat)) * pow(sin(radians(v.geo_lng - @lng) / 2), 2))) <= @radius)`);
   }
   const filter = `FROM events e WHERE ${where.join(' AND ')}`;
@@ -120,27 +232,40 @@ export function linkedListSql(q: LinkedListQuery, dialect: SqlDialect): ListSql 
   const where = [`p.type = '${q.type === 'venue' ? 'venue' : 'organizer'}'`, 'p.lang = @lang', statusSql('p', q.statuses, params), viewerSql('p', q.viewer, params)];
   const detail = q.type === 'venue' ? 'venues' : 'organizers';
   if (q.words && q.words.length > 0) {
-    const fields = q.type === 'venue'
-      ? ['p.title', 'p.content', 'p.excerpt', 'd.address', 'd.city', 'd.province', 'd.state', 'd.stateprovince', 'd.zip', 'd.phone']
-      : ['p.title', 'p.content', 'p.excerpt', 'd.phone', 'd.email', 'd.website'];
     q.words.forEach((w, i) => (params[`w${i}`] = like(w)));
-    const all = (field: string) => `(${q.words!.map((_, i) => `${dialect.fold(field)} LIKE @w${i} ESCAPE '\\'`).join(' AND ')})`;
-    where.push(`(${fields.map(all).join(' OR ')})`);
+    const fields = LINKED_SEARCH_FIELDS[q.type].map(([column, field], index) => ({ column, field, index }));
+    const all = ({ column, index }: (typeof fields)[number]) =>
+      `(${q.words!.map((_, i) => `${dialect.foldedField(column, index)} LIKE @w${i} ESCAPE '\\'`).join(' AND ')})`;
+    const open = openSql('p', q.type, q.access, params, dialect);
+    if (open === null || q.access.anonymous) {
+      if (open !== null) where.push(open); // no protected record in a visitor's search (WordPress)
+      where.push(`(${fields.map(all).join(' OR ')})`);
+    } else {
+      // a protected record the caller may not open is matched on what its entry shows: its name
+      const hidden = fields.filter(({ field }) => hidesWhenProtected(q.type, field));
+      const matches = fields.filter(({ field }) => !hidesWhenProtected(q.type, field)).map(all);
+      if (hidden.length > 0) matches.push(`(${open} AND (${hidden.map(all).join(' OR ')}))`);
+      where.push(`(${matches.join(' OR ')})`);
+    }
   }
   // events linked to the record; `since` narrows to those starting then or later, through the linked indexes
   const linkedEvents = (since: string | null) => q.type === 'venue'
     ? `SELECT 1 FROM events e WHERE e.venue_id = p.id${since ? ` AND e.start_local >= ${since}` : ''}`
-    : `SELECT 1 FROM event_organizers eo CROSS JOIN events e ON e.post_id = eo.event_id WHERE eo.organizer_id = p.id${since ? ` AND eo.start_local >= ${since}` : ''}`;
-  if (q.eventId !== undefined) {
-    params.event = q.eventId;
+    : `SELECT 1 FROM event_organizers eo ${dialect.joinInOrder} events e ON e.post_id = eo.event_id WHERE eo.organizer_id = p.id${since ? ` AND eo.start_local >= ${since}` : ''}`;
+  if (q.event?.linksHidden) where.push('FALSE');
+  else if (q.event) {
+    params.event = q.event.id;
     where.push(q.type === 'venue' ? 'p.id = (SELECT venue_id FROM events WHERE post_id = @event)' : 'p.id IN (SELECT organizer_id FROM event_organizers WHERE event_id = @event)');
   }
+  // an event whose links the caller may not see (protected, not opened) does not link it to the record
+  const eventOpen = q.hasEvents !== undefined || q.onlyWithUpcoming ? openEventSql(q.access, params, dialect) : null;
+  const openEvent = eventOpen === null ? '' : ` AND ${eventOpen}`;
   if (q.hasEvents !== undefined) {
-    where.push(`${q.hasEvents ? '' : 'NOT '}EXISTS (${linkedEvents(null)} AND e.status NOT IN ('draft', 'pending'))`);
+    where.push(`${q.hasEvents ? '' : 'NOT '}EXISTS (${linkedEvents(null)} AND e.status NOT IN ('draft', 'pending')${openEvent})`);
   }
   if (q.onlyWithUpcoming) {
     params.nowLocal = q.nowLocal;
-    where.push(`EXISTS (${linkedEvents('@nowLocal')} AND ${dialect.flag('e.hide_from_listings', false)} AND e.status <> 'trash' AND ${viewerSql('e', q.eventViewer, params, 'e')})`);
+    where.push(`EXISTS (${linkedEvents('@nowLocal')} AND ${dialect.flag('e.hide_from_listings', false)} AND e.status <> 'trash' AND ${viewerSql('e', q.eventViewer, params, 'e')}${openEvent})`);
   }
   const filter = `FROM posts p JOIN ${detail} d ON d.post_id = p.id WHERE ${where.join(' AND ')}`;
   return { page: `SELECT p.id ${filter} ORDER BY p.date_utc DESC, p.id DESC LIMIT @limit OFFSET @offset`, count: `SELECT COUNT(*) AS total ${filter}`, params };

@@ -86,6 +86,39 @@ export type PostRecord = EventRecord | VenueRecord | OrganizerRecord;
 /** Who is asking, for list visibility: anonymous (published only), or a user who sees their own records too. */
 export type ListViewer = { kind: 'public' } | { kind: 'user'; userId: number; seeOthers: boolean };
 
+/** The capabilities behind editing or deleting records of one type (postRules.changeRights). */
+export interface ChangeRights {
+  userId: number;
+  /** Published and scheduled records too. */
+  published: boolean;
+  /** Other users' records too. */
+  others: boolean;
+  /** Other users' private records too. */
+  othersPrivate: boolean;
+}
+
+/**
+ * Whose password-protected records a list may match on what they protect (postRules.mayOpen, built by
+ * postRules.protectedAccess): those the caller may edit, and those whose password the request carries.
+ */
+export interface ProtectedAccess {
+  /** Anonymous callers get no protected record from a search unless they send its password (WordPress core). */
+  anonymous: boolean;
+  /** What the caller may edit, by type (null: nothing). */
+  edits: Record<PostType, ChangeRights | null>;
+  /** The request's `password`. */
+  password: string | undefined;
+}
+
+/**
+ * An event named by the `event` (or `post`) filter of another list (postRules.eventAsFilter): its id, and whether its
+ * links (venue, organizers, terms) are hidden from the caller (protected, not opened), in which case nothing matches.
+ */
+export interface EventFilter {
+  id: number;
+  linksHidden: boolean;
+}
+
 /** Filters of GET /events, already resolved to ids and site-local bounds. */
 export interface EventListQuery {
   lang: Lang;
@@ -93,6 +126,8 @@ export interface EventListQuery {
   /** Effective statuses asked for (`publish` includes scheduled records whose date has come). */
   statuses: PostStatus[];
   viewer: ListViewer;
+  /** Whose protected events the filters and search may match on what they protect. */
+  access: ProtectedAccess;
   bounds: { column: 'start' | 'end'; op: '>=' | '<=' | '<' | '>'; value: string }[];
   search?: { include: string[]; exclude: string[] };
   categoryIds?: number[];
@@ -121,8 +156,11 @@ export interface LinkedListQuery {
   viewer: ListViewer;
   /** Events the viewer may see, for `only_with_upcoming`. */
   eventViewer: ListViewer;
+  /** Whose protected records (and events, for `has_events` and `only_with_upcoming`) may match on what they protect. */
+  access: ProtectedAccess;
   words?: string[];
-  eventId?: number;
+  /** Only records linked to this event; none when its links are hidden from the caller. */
+  event?: EventFilter;
   hasEvents?: boolean;
   onlyWithUpcoming?: boolean;
   limit: number;
@@ -159,6 +197,8 @@ export interface Change {
 }
 
 export type RecordOf<T extends PostType> = Extract<PostRecord, { type: T }>;
+/** A record of a translation group, with what `mayRead` needs. */
+export type TranslationMember = Pick<PostBase, 'id' | 'type' | 'lang' | 'authorId' | 'status' | 'statusBeforeTrash' | 'dateUtc'>;
 /** A record about to be created: everything but the id and translation group. */
 export type NewRecord<T extends PostType> = Omit<RecordOf<T>, 'id' | 'translationGroup'> & { translationOf: number | null };
 
@@ -175,7 +215,7 @@ export interface TermRecord {
   parentId: number;
   lang: Lang;
   translationGroup: number;
-  /** Published events using the term. */
+  /** Published events without a password using the term. */
   count: number;
 }
 
@@ -187,7 +227,9 @@ export interface TermListQuery {
   exclude?: number[];
   /** 0: top-level only. */
   parentId?: number;
-  eventId?: number;
+  /** Only terms of this event; none when its links are hidden from the caller. */
+  event?: EventFilter;
+  /** Sanitised as WordPress sanitises slugs (`slugify`) before it is compared. */
   slug?: string;
   hideEmpty: boolean;
   orderBy: 'name' | 'id' | 'slug' | 'count' | 'description' | 'include' | 'none';

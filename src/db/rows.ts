@@ -3,9 +3,9 @@
  * names and values (times as `YYYY-MM-DD HH:MM:SS` text, lists as JSON text, flags as 0/1 or booleans).
  */
 import type { Lang } from '../domain/context.js';
-import { foldForSearch } from '../domain/text.js';
+import { collationKey, foldForSearch } from '../domain/text.js';
 import type { Role } from '../domain/capabilities.js';
-import type { AppPassword, EventRecord, MediaRecord, OrganizerRecord, PostBase, PostRecord, PostStatus, PostType, User, VenueRecord } from './records.js';
+import type { AppPassword, EventRecord, MediaRecord, OrganizerRecord, PostBase, PostRecord, PostStatus, PostType, TranslationMember, User, VenueRecord } from './records.js';
 
 export type Row = Record<string, unknown>;
 /** A flag as either engine returns it (SQLite: 0/1, PostgreSQL: a boolean). */
@@ -32,6 +32,8 @@ export function baseToRow(p: Omit<PostBase, 'id' | 'translationGroup'>): Row {
     image_id: p.imageId || null, global_id_lineage: JSON.stringify(p.globalIdLineage),
     // what event search reads (migration 0005): the three searched fields, folded
     search_text: p.type === 'event' ? foldForSearch(`${p.title}\u001f${p.excerpt}\u001f${p.content}`) : '',
+    // what duplicate venues and organizers are found by (migration 0010): computed here, the same on both engines
+    title_key: p.type === 'event' ? null : collationKey(p.title),
   };
 }
 
@@ -55,6 +57,8 @@ export function eventToRow(e: Omit<EventRecord, 'id' | 'translationGroup'>): Row
     sticky: bit(e.sticky), featured: bit(e.featured), ticketed: bit(e.ticketed), venue_id: e.venueId || null,
     // copies of post columns for the listing index (migration 0002)
     lang: e.lang, status: e.status, date_utc: e.dateUtc, author_id: e.authorId || null,
+    // whether the event is password-protected, for the listing indexes and the term counts (migration 0011)
+    protected: bit(e.password !== ''),
   };
 }
 
@@ -83,9 +87,9 @@ export function organizerToRow(o: Omit<OrganizerRecord, 'id' | 'translationGroup
 }
 
 export const DETAIL_TABLE: Record<PostType, string> = { event: 'events', venue: 'venues', organizer: 'organizers' };
-export const POST_COLUMNS = ['type', 'author_id', 'status', 'status_before_trash', 'slug', 'title', 'content', 'excerpt', 'password', 'date_local', 'date_utc', 'modified_local', 'modified_utc', 'lang', 'parent_id', 'image_id', 'global_id_lineage', 'search_text'];
+export const POST_COLUMNS = ['type', 'author_id', 'status', 'status_before_trash', 'slug', 'title', 'content', 'excerpt', 'password', 'date_local', 'date_utc', 'modified_local', 'modified_utc', 'lang', 'parent_id', 'image_id', 'global_id_lineage', 'search_text', 'title_key'];
 export const DETAIL_COLUMNS: Record<PostType, string[]> = {
-  event: ['start_local', 'end_local', 'start_utc', 'end_utc', 'timezone', 'all_day', 'costs', 'currency_symbol', 'currency_position', 'currency_code', 'website', 'show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured', 'ticketed', 'venue_id', 'lang', 'status', 'date_utc', 'author_id'],
+  event: ['start_local', 'end_local', 'start_utc', 'end_utc', 'timezone', 'all_day', 'costs', 'currency_symbol', 'currency_position', 'currency_code', 'website', 'show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured', 'ticketed', 'venue_id', 'lang', 'status', 'date_utc', 'author_id', 'protected'],
   venue: ['address', 'city', 'country', 'province', 'state', 'stateprovince', 'zip', 'phone', 'website', 'show_map', 'show_map_link', 'geo_lat', 'geo_lng'],
   organizer: ['phone', 'website', 'email'],
 };
@@ -95,6 +99,35 @@ export function detailsRow(record: Omit<PostRecord, 'id' | 'translationGroup'>):
   if (record.type === 'event') return eventToRow(record as EventRecord);
   if (record.type === 'venue') return venueToRow(record as VenueRecord);
   return organizerToRow(record as OrganizerRecord);
+}
+
+/** A post of a translation group, as `translationMembers` reads it. */
+export interface TranslationRow { translation_group: number; lang: string; id: number; author_id: number | null; status: string; status_before_trash: string | null; date_utc: string }
+
+/** Translation rows (in id order) as the members of each group. */
+export function groupMembers(type: PostType, rows: TranslationRow[]): Map<number, TranslationMember[]> {
+  const out = new Map<number, TranslationMember[]>();
+  for (const r of rows) {
+    const member: TranslationMember = {
+      id: r.id, type, lang: r.lang as Lang, authorId: r.author_id ?? 0, status: r.status as PostStatus,
+      statusBeforeTrash: (r.status_before_trash as PostStatus | null) ?? null, dateUtc: r.date_utc,
+    };
+    const members = out.get(r.translation_group);
+    if (members) members.push(member);
+    else out.set(r.translation_group, [member]);
+  }
+  return out;
+}
+
+/** `{lang: id}` of each group's members. */
+export function langsOfMembers(groups: Map<number, TranslationMember[]>): Map<number, Partial<Record<Lang, number>>> {
+  const out = new Map<number, Partial<Record<Lang, number>>>();
+  for (const [group, members] of groups) {
+    const entry: Partial<Record<Lang, number>> = {};
+    for (const member of members) entry[member.lang] = member.id;
+    out.set(group, entry);
+  }
+  return out;
 }
 
 export interface UserRow { id: number; login: string; email: string | null; display_name: string; role: string; credential_version: number; registered_utc: string }

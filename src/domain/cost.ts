@@ -46,16 +46,28 @@ export function costValues(costs: string[]): string[] {
   });
 }
 
-/** The `cost` string: lowest – highest value with the currency symbol; 0 shows as `Free`; words as written. */
-export function formatCost(costs: string[], currency: CostCurrency): string {
+/**
+ * The `cost` string: lowest – highest value, each with the currency symbol (the event's, else the site default); 0
+ * shows as `Free`; words as written. With `currency` null the values go bare, as the plugin formats them for JSON-LD.
+ */
+export function formatCost(costs: string[], currency: CostCurrency | null): string {
   const numeric = costValues(costs).filter((v) => !Number.isNaN(Number(v))).map(Number);
   if (numeric.length === 0) {
     const words = costs.map((c) => c.trim()).filter(Boolean);
     return words.length > 0 ? words[0]! : '';
   }
-  const { symbol, position } = currency.symbol ? currency : SITE_DEFAULT;
+  const { symbol, position } = currency === null ? { symbol: '', position: '' } : currency.symbol ? currency : SITE_DEFAULT;
   const show = (n: number) => (n === 0 ? 'Free' : position === 'postfix' ? `${n}${symbol}` : `${symbol}${n}`);
   const low = Math.min(...numeric);
   const high = Math.max(...numeric);
   return low === high ? show(low) : `${show(low)} – ${show(high)}`;
+}
+
+/**
+ * `json_ld.offers.price`: the cost as formatted without a currency symbol (`5 – 25`), where a cost that reads `Free`
+ * alone becomes `0`, as the plugin writes it for search engines. Empty when the event has no cost.
+ */
+export function jsonLdPrice(costs: string[]): string {
+  const bare = formatCost(costs, null);
+  return /^\s*free\s*$/i.test(bare) ? '0' : bare;
 }

@@ -70,13 +70,20 @@ export function eventTimes(input: EventTimesInput, current: EventTimes | null, s
 
 /**
  * Publication date of a record: `date_utc` (read as UTC) wins over `date` (read in `zone`); none → `fallback`
- * (now on create, the stored date on update). Returns site-local and UTC wire times.
+ * (now on create, the stored date on update). Relative phrases are resolved against `now`. Returns site-local and
+ * UTC wire times.
  */
-export function publicationDate(input: { date?: string; date_utc?: string }, zoneName: string, siteTimezone: string, fallback: DateTime): { local: string; utc: string } {
+export function publicationDate(
+  input: { date?: string; date_utc?: string },
+  zoneName: string,
+  siteTimezone: string,
+  fallback: DateTime,
+  now: DateTime = DateTime.utc(),
+): { local: string; utc: string } {
   const site = zoneOf(siteTimezone, 'date');
   let instant = fallback;
-  if (input.date_utc !== undefined) instant = parseIn(input.date_utc, zoneOf('UTC', 'date_utc'), DateTime.utc(), 'date_utc');
-  else if (input.date !== undefined) instant = parseIn(input.date, zoneOf(zoneName, 'date'), DateTime.utc().setZone(zoneOf(zoneName, 'date')), 'date');
+  if (input.date_utc !== undefined) instant = parseIn(input.date_utc, zoneOf('UTC', 'date_utc'), now, 'date_utc');
+  else if (input.date !== undefined) instant = parseIn(input.date, zoneOf(zoneName, 'date'), now, 'date');
   return { local: toWire(instant.setZone(site)), utc: toWire(instant.toUTC()) };
 }
 

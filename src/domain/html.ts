@@ -91,6 +91,7 @@ const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"'
  * line breaks, list items on lines of their own, other tags removed, entities decoded, runs of blank lines collapsed.
  */
 export function plainText(html: string): string {
+  if (!/[<&\n]/.test(html)) return html.trim(); // most names and titles: nothing to strip, decode or collapse
   return html
     .replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, '')
     .replace(/<br\s*\/?>/gi, '\n')

@@ -28,7 +28,8 @@ export interface Bound {
  * - whole days unless `strict`: a value becomes its UTC calendar day, 00:00:00 for `start_date` and 23:59:59 for
  *   the others; in strict mode values keep their time, a date-time without offset being read as UTC;
  * - `include` ignores every date parameter and the default window.
- * Relative phrases are resolved against the clock in UTC. Returns bounds in the order of the parameters.
+ * Relative phrases are resolved against `now` in UTC, as the plugin's PHP reads them. Returns bounds in the order of
+ * the parameters.
  */
 export function listBounds(
   query: Partial<Record<DateParam, string>>,
@@ -45,7 +46,7 @@ export function listBounds(
   for (const param of Object.keys(DATE_BOUNDS) as DateParam[]) {
     const text = query[param];
     if (text === undefined) continue;
-    const parsed = parseDateInput(text, FixedOffsetZone.utcInstance, DateTime.utc());
+    const parsed = parseDateInput(text, FixedOffsetZone.utcInstance, now);
     if (!parsed) continue; // the validator refused it already
     if (options.strict) {
       values[param] = toWire(parsed.value.setZone(site));

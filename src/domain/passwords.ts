@@ -51,81 +51,123 @@ export async function hashChosen(password: string): Promise<{ scheme: 'scrypt'; 
 
 /** Whether `password` matches a stored application password, comparing in constant time. */
 export async function matches(stored: AppPassword, password: string): Promise<boolean> {
+  return sameDigest(stored.scheme === 'sha256' ? saltedSha256(stored.salt, normaliseGenerated(password)) : await scryptAsync(password, stored.salt), stored);
+}
+
+/** Whether a digest computed from a password is the stored one, compared in constant time. */
+function sameDigest(actual: Buffer, stored: AppPassword): boolean {
   const expected = Buffer.from(stored.hash, 'hex');
-  const actual = stored.scheme === 'sha256' ? saltedSha256(stored.salt, normaliseGenerated(password)) : await scryptAsync(password, stored.salt);
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
 export type CredentialCheck =
   | { ok: true; user: User; password: AppPassword }
-  | { ok: false; reason: 'invalid_username' | 'incorrect_password' };
+  | { ok: false; reason: 'invalid_username' | 'incorrect_password' }
+  /** Not checked: too many scrypt checks are waiting already (see ScryptGate). */
+  | { ok: false; reason: 'busy' };
+
+/**
+ * Runs scrypt checks at most `concurrency` at a time, with at most `queue` more waiting; a check beyond that is
+ * refused at once. A scrypt takes some 50 ms of a core and 16 MB: unbounded, a flood of wrong passwords would take
+ * every core (libuv runs four at once) and starve the event loop that answers everyone else.
+ */
+export class ScryptGate {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly concurrency: number, private readonly queue: number) {}
+
+  /** scrypt of `password` with `salt`, or null when the queue is full. */
+  async hash(password: string, salt: string): Promise<Buffer | null> {
+    if (this.running >= this.concurrency) {
+      if (this.waiting.length >= this.queue) return null;
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    } else {
+      this.running++;
+    }
+    try {
+      return await scryptAsync(password, salt);
+    } finally {
+      // the slot passes straight to the next in line, so `running` counts it throughout
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+}
 
 const VERIFIED_TTL_MS = 60_000;
 const VERIFIED_MAX = 10_000;
 const LAST_USED_EVERY_MS = 60_000;
+const BUSY = { ok: false, reason: 'busy' } as const;
 
 /**
  * Checks Basic credentials against application passwords. Generated secrets cost one salted SHA-256 each, a
- * password a person chose (the bootstrap one) one scrypt. A successful check is remembered for a minute, keyed by a
- * digest of the user id, the login as sent and the password, and only while the login still names that user at the
- * same credential version (read afresh on every request): revoking a password, replacing the bootstrap one or
- * changing the role bumps the version, in any process, so it takes effect on the next request.
+ * password a person chose (the bootstrap one) one scrypt, through the gate. A successful check is remembered for a
+ * minute, keyed by a digest of the user id, the login as sent and the password, and only while the login still names
+ * that user at the same credential version (read afresh on every request): revoking a password, replacing the
+ * bootstrap one or changing the role bumps the version, in any process, so it takes effect on the next request.
+ * Identical checks at the same time (one login and password) are computed once and shared.
  */
 export class CredentialVerifier {
   private readonly verified = new Map<string, { version: number; password: AppPassword; until: number }>();
   private readonly lastTouched = new Map<string, number>();
+  /** Checks being computed, by a digest of login and password. */
+  private readonly inFlight = new Map<string, Promise<CredentialCheck>>();
 
-  constructor(private readonly engine: Engine) {}
+  constructor(private readonly engine: Engine, private readonly gate: ScryptGate) {}
+
+  /** The user a login or an e-mail address names, or null. */
+  lookup(login: string): Promise<User | null> {
+    return this.engine.read((repos) => repos.users.findByLoginOrEmail(login));
+  }
 
   async verify(login: string, password: string, clientIp: string | null): Promise<CredentialCheck> {
-    // Every failure costs one scrypt, whether the login exists or not, so timing does not tell logins apart.
-    const fail = async (reason: 'invalid_username' | 'incorrect_password', scrypted: boolean): Promise<CredentialCheck> => {
-      if (!scrypted) await scryptAsync(password, DUMMY_SALT);
-      return { ok: false, reason };
-    };
-    const account = await this.engine.read(async (repos) => {
-      const user = await repos.users.findByLoginOrEmail(login);
-      return user ? { user, passwords: await repos.users.passwordsOf(user.id) } : null;
-    });
-    if (!account) return fail('invalid_username', false);
-    const { user, passwords } = account;
-    const known = this.rememberedFor(user, login, password);
-    if (known) {
-      this.noteUse(known, clientIp);
-      return known;
+    const key = sha256Hex(`${login}\0${password}`);
+    let pending = this.inFlight.get(key);
+    if (pending === undefined) {
+      pending = this.check(login, password).finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, pending);
     }
-    const key = sha256Hex(`${user.id}\0${login}\0${password}`);
-    const now = Date.now();
+    const check = await pending;
+    if (check.ok) this.noteUse(check, clientIp);
+    return check;
+  }
+
+  private async check(login: string, password: string): Promise<CredentialCheck> {
+    // Every failure costs one scrypt, whether the login exists or not, so timing does not tell logins apart.
+    const user = await this.lookup(login);
+    if (!user) return (await this.gate.hash(password, DUMMY_SALT)) === null ? BUSY : { ok: false, reason: 'invalid_username' };
+    const known = this.rememberedFor(user, login, password);
+    if (known) return known;
+    const passwords = await this.engine.read((repos) => repos.users.passwordsOf(user.id));
     let found: AppPassword | undefined;
     for (const p of passwords) {
-      if (p.scheme === 'sha256' && (await matches(p, password))) found = p;
+      if (p.scheme === 'sha256' && sameDigest(saltedSha256(p.salt, normaliseGenerated(password)), p)) found = p;
     }
+    const chosen = passwords.filter((p) => p.scheme === 'scrypt');
     if (!found) {
-      for (const p of passwords) {
-        if (p.scheme === 'scrypt' && (await matches(p, password))) {
+      // the chosen password, or a stand-in of the same cost when the user has none
+      for (const p of chosen.length > 0 ? chosen : [null]) {
+        const digest = await this.gate.hash(password, p?.salt ?? DUMMY_SALT);
+        if (digest === null) return BUSY;
+        if (p && sameDigest(digest, p)) {
           found = p;
           break;
         }
       }
     }
-    if (!found) return fail('incorrect_password', passwords.some((p) => p.scheme === 'scrypt'));
+    if (!found) return { ok: false, reason: 'incorrect_password' };
     if (this.verified.size >= VERIFIED_MAX) this.verified.clear();
-    this.verified.set(key, { version: user.credentialVersion, password: found, until: now + VERIFIED_TTL_MS });
-    const check = { ok: true as const, user, password: found };
-    this.noteUse(check, clientIp);
-    return check;
+    this.verified.set(sha256Hex(`${user.id}\0${login}\0${password}`), { version: user.credentialVersion, password: found, until: Date.now() + VERIFIED_TTL_MS });
+    return { ok: true, user, password: found };
   }
 
   /**
-   * The check of credentials verified before, while they still stand (one read: the user the login names), or null
-   * (then `verify`). Reads only, so it can share a read with the caller's; the caller then calls `noteUse`.
+   * The check of credentials verified before, while they still stand (`user`: the one `login` names now), or null
+   * (then `verify`). Reads nothing; the caller then calls `noteUse`.
    */
-  async remembered(users: UsersRepository, login: string, password: string): Promise<Extract<CredentialCheck, { ok: true }> | null> {
-    const user = await users.findByLoginOrEmail(login);
-    return user ? this.rememberedFor(user, login, password) : null;
-  }
-
-  private rememberedFor(user: User, login: string, password: string): Extract<CredentialCheck, { ok: true }> | null {
+  rememberedFor(user: User, login: string, password: string): Extract<CredentialCheck, { ok: true }> | null {
     const key = sha256Hex(`${user.id}\0${login}\0${password}`);
     const remembered = this.verified.get(key);
     if (!remembered) return null;

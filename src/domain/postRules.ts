@@ -1,5 +1,5 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
-import type { PostBase, PostStatus, PostType } from '../db/records.js';
+import type { ChangeRights, EventRecord, PostBase, PostStatus, PostType, ProtectedAccess } from '../db/records.js';
 import type { Caller } from './context.js';
 import { hasCapabilities } from './capabilities.js';
 
@@ -13,18 +13,28 @@ export function effectiveStatus(post: Pick<PostBase, 'status' | 'dateUtc'>, nowU
   return post.status === 'future' && post.dateUtc <= nowUtc ? 'publish' : post.status;
 }
 
+/**
+ * The capabilities behind `mayChange` for one post type: null when the caller may change no record of the type; else
+ * whether it may change published (or scheduled) ones, others' ones, and others' private ones.
+ */
+export function changeRights(verb: 'edit' | 'delete', caller: Caller | null, type: PostType): ChangeRights | null {
+  const t = CAPABILITY_TYPE[type];
+  if (!caller || !can(caller, `${verb}_${t}`)) return null;
+  return {
+    userId: caller.id,
+    published: can(caller, `${verb}_published_${t}`),
+    others: can(caller, `${verb}_others_${t}`),
+    othersPrivate: can(caller, `${verb}_private_${t}`), // only others' private records need it
+  };
+}
+
 /** WordPress's `map_meta_cap` for editing (`verb` = edit) or deleting (`verb` = delete) one record. */
 export function mayChange(verb: 'edit' | 'delete', caller: Caller | null, post: Pick<PostBase, 'type' | 'authorId' | 'status' | 'statusBeforeTrash'>): boolean {
-  if (!caller) return false;
-  const t = CAPABILITY_TYPE[post.type];
+  const rights = changeRights(verb, caller, post.type);
+  if (!rights) return false;
   const status = post.status === 'trash' ? (post.statusBeforeTrash ?? 'draft') : post.status;
-  const caps = [`${verb}_${t}`];
-  if (status === 'publish' || status === 'future') caps.push(`${verb}_published_${t}`);
-  if (post.authorId !== caller.id) {
-    caps.push(`${verb}_others_${t}`);
-    if (status === 'private') caps.push(`${verb}_private_${t}`); // only others' private records need it
-  }
-  return can(caller, ...caps);
+  if ((status === 'publish' || status === 'future') && !rights.published) return false;
+  return post.authorId === rights.userId || (rights.others && (status !== 'private' || rights.othersPrivate));
 }
 
 /** WordPress's `read_post`: published for everybody; any record for its author; private for `read_private_*`; the rest for who may edit it. */
@@ -65,3 +75,53 @@ export function unlocks(post: Pick<PostBase, 'password'>, given: string | undefi
   const b = createHash('sha256').update(given).digest();
   return timingSafeEqual(a, b);
 }
+
+/**
+ * Whether a caller may open a password-protected record: see and match what it protects. Whoever may edit the record
+ * may, and so may a request carrying its password. (Lists still show it blanked to its editors, as WordPress does;
+ * `ProtectedAccess` is this rule for the queries of lists.)
+ */
+export function mayOpen(caller: Caller | null, post: Pick<PostBase, 'type' | 'authorId' | 'status' | 'statusBeforeTrash' | 'password'>, password: string | undefined): boolean {
+  return unlocks(post, password) || mayChange('edit', caller, post);
+}
+
+/** `mayOpen` for the records of a list query: whose protected fields this caller may match on. */
+export function protectedAccess(caller: Caller | null, password: string | undefined): ProtectedAccess {
+  return {
+    anonymous: caller === null,
+    edits: { event: changeRights('edit', caller, 'event'), venue: changeRights('edit', caller, 'venue'), organizer: changeRights('edit', caller, 'organizer') },
+    password,
+  };
+}
+
+/**
+ * An event named by the `event` (or `post`) filter of another list: null when the caller may not read it (the
+ * filter answers as for an unknown id); else whether its links to venues, organizers and terms are hidden from the
+ * caller (protected, and not opened).
+ */
+export function eventAsFilter(event: EventRecord | null, caller: Caller | null, nowUtc: string, password: string | undefined): { id: number; linksHidden: boolean } | null {
+  if (!event || !mayRead(caller, event, nowUtc)) return null;
+  return { id: event.id, linksHidden: !mayOpen(caller, event, password) };
+}
+
+/**
+ * What a password-protected record shows of each field to a caller who has not opened it (behaviour.md §11 as
+ * amended by DESIGN §5 #10), by type. Its list entry carries these values (keys it lacks are not added), and no list
+ * filter or search matches on these fields for such a caller (PostsRepository), so nothing blanked can be found out.
+ */
+export const BLANKED: Readonly<Record<PostType, Readonly<Record<string, unknown>>>> = {
+  event: {
+    description: '', excerpt: '', image: false, all_day: null, cost: '',
+    cost_details: { currency_symbol: '', currency_position: '', currency_code: '', values: [] },
+    website: '', show_map: null, show_map_link: null, hide_from_listings: null, sticky: null, featured: null,
+    categories: [], tags: [], venue: [], organizer: [], custom_fields: [], ticketed: null,
+  },
+  venue: {
+    description: '', excerpt: '', image: false, address: '', city: '', country: '', province: '', state: '', zip: '', phone: '',
+    website: '', stateprovince: '', geo_lat: 0, geo_lng: 0, show_map: null, show_map_link: null,
+  },
+  organizer: { description: '', excerpt: '', image: false, phone: '', website: '', email: '' },
+};
+
+/** Whether a protected record hides this field (a wire key) from a caller who has not opened it. */
+export const hidesWhenProtected = (type: PostType, field: string): boolean => field in BLANKED[type];

@@ -2,10 +2,10 @@ import type { components } from '../../generated/api.js';
 import type { Repositories } from '../db/engine.js';
 import type { EventRecord, MediaRecord, OrganizerRecord, PostRecord, PostType, TermRecord, VenueRecord } from '../db/records.js';
 import type { Lang, RequestState } from './context.js';
-import { costValues, formatCost } from './cost.js';
+import { costValues, formatCost, jsonLdPrice } from './cost.js';
 import { isoWithOffset, timezoneAbbreviation, utcDayStart } from './eventTimes.js';
 import { autop, jsonLdText, renderTitle } from './html.js';
-import { effectiveStatus, mayChange, mayRead, unlocks } from './postRules.js';
+import { BLANKED, effectiveStatus, mayChange, mayRead, unlocks } from './postRules.js';
 import { embeddedTerm } from './termView.js';
 
 type Schemas = components['schemas'];
@@ -16,8 +16,11 @@ export interface ViewOptions {
   single: boolean;
   /** The `password` the request carries: unlocks password-protected records it matches. */
   password?: string;
-  /** A write response: never blanked for a caller who may edit the record (DESIGN §5 #10). */
-  write?: boolean;
+  /**
+   * The caller's edit context (`context=edit`, and every answer to a write): records the caller may edit are never
+   * blanked, embedded ones included (DESIGN §5 #10).
+   */
+  edit?: boolean;
 }
 
 const PERMALINK_BASE: Record<PostType, { path: string; postType: string }> = {
@@ -26,28 +29,9 @@ const PERMALINK_BASE: Record<PostType, { path: string; postType: string }> = {
   organizer: { path: 'organizer', postType: 'tribe_organizer' },
 };
 
-/** Keys blanked in password-protected records (behaviour.md §11 as amended by DESIGN §5 #10), by record type. */
-const BLANK_TEXT: Record<PostType, string[]> = {
-  event: ['description', 'excerpt', 'cost', 'website'],
-  venue: ['description', 'excerpt', 'website', 'phone', 'stateprovince', 'zip', 'province', 'country', 'city', 'address', 'state'],
-  organizer: ['description', 'excerpt', 'website', 'email', 'phone'],
-};
-const BLANK_NULL: Record<PostType, string[]> = {
-  event: ['all_day', 'show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured', 'ticketed'],
-  venue: ['show_map', 'show_map_link'],
-  organizer: [],
-};
-const BLANK_LIST = ['categories', 'tags', 'venue', 'organizer', 'custom_fields'];
-
+/** A password-protected record as a caller who has not opened it sees it: the fields it hides get their blank values. */
 function blank(type: PostType, wire: Wire): Wire {
-  for (const key of BLANK_TEXT[type]) if (key in wire) wire[key] = '';
-  for (const key of BLANK_NULL[type]) if (key in wire) wire[key] = null;
-  if ('image' in wire) wire.image = false;
-  if (type === 'event') {
-    for (const key of BLANK_LIST) wire[key] = [];
-    wire.cost_details = { currency_symbol: '', currency_position: '', currency_code: '', values: [] };
-  }
-  if (type === 'venue') for (const key of ['geo_lat', 'geo_lng']) if (key in wire) wire[key] = 0;
+  for (const [key, value] of Object.entries(BLANKED[type])) if (key in wire) wire[key] = typeof value === 'object' && value !== null ? structuredClone(value) : value;
   delete wire.json_ld;
   return wire;
 }
@@ -236,7 +220,7 @@ export class PostView {
 
   private isOpen(record: PostRecord, options: ViewOptions): boolean {
     if (unlocks(record, options.password)) return true;
-    return Boolean(options.write && mayChange('edit', this.state.user, record));
+    return Boolean(options.edit && mayChange('edit', this.state.user, record));
   }
 
   /** `{host}{path}?id=N` of the site, scheme and port dropped. */
@@ -254,8 +238,10 @@ export class PostView {
     return `${this.state.site}${this.state.linkPrefix}/${base.path}/${record.slug}/`;
   }
 
+  /** The record's translation group as the caller may read it; the record itself always (it is being shown). */
   private translationsOf(record: PostRecord, translations: Translations): Partial<Record<Lang, number>> {
-    return translations.get(record.type)?.get(record.translationGroup) ?? { [record.lang]: record.id };
+    const group = translations.get(record.type)?.get(record.translationGroup);
+    return group?.[record.lang] === record.id ? group : Object.assign({}, group, { [record.lang]: record.id });
   }
 
   private async translations(records: PostRecord[]): Promise<Translations> {
@@ -267,13 +253,20 @@ export class PostView {
     return out;
   }
 
-  /** `{lang: id}` of translation groups, each group read once per view (one query for those not read yet). */
+  /**
+   * `{lang: id}` of translation groups, each group read once per view (one query for those not read yet): only the
+   * records the caller may read, so a draft or private translation shows neither its id nor that it exists.
+   */
   private async groupsOf(type: PostType, groups: number[]): Promise<Map<number, Partial<Record<Lang, number>>>> {
     let known = this.groups.get(type);
     if (!known) this.groups.set(type, (known = { read: new Set(), langs: new Map() }));
     const missing = [...new Set(groups)].filter((g) => !known.read.has(g));
     if (missing.length > 0) {
-      for (const [group, langs] of await this.repos.posts.translations(type, missing)) known.langs.set(group, langs);
+      for (const [group, members] of await this.repos.posts.translationMembers(type, missing)) {
+        const langs: Partial<Record<Lang, number>> = {};
+        for (const member of members) if (mayRead(this.state.user, member, this.nowUtc)) langs[member.lang] = member.id;
+        known.langs.set(group, langs);
+      }
       for (const group of missing) known.read.add(group);
     }
     return known.langs;
@@ -357,11 +350,11 @@ export class PostView {
     });
     if (venue?.json_ld) ld.location = venue.json_ld;
     if (organizer?.json_ld) ld.organizer = organizer.json_ld;
-    const values = costValues(event.costs).filter((v) => !Number.isNaN(Number(v)));
-    if (event.costs.some((c) => c.trim())) {
+    const price = jsonLdPrice(event.costs);
+    if (price !== '') {
       ld.offers = {
         '@type': 'Offer',
-        price: values[0] ?? event.costs[0]!.trim(),
+        price,
         priceCurrency: event.currencyCode || 'USD',
         url,
         category: 'primary',

@@ -61,7 +61,7 @@ export function termToWire<T extends Taxonomy>(term: TermRecord & { taxonomy: T 
 }
 
 /** A term inside an event's `categories` / `tags` (reference resources.md §4.1): raw WordPress term plus `urls`. */
-export function embeddedTerm(term: TermRecord, state: RequestState): Schemas['EmbeddedTerm'] {
+export function embeddedTerm(term: TermRecord, state: RequestState): Schemas['Term'] {
   const collection = `${state.restBase}/${TAXONOMY[term.taxonomy].route}`;
   const urls: Schemas['TermUrls'] = { self: `${collection}/${term.id}`, collection };
   if (term.parentId) urls.up = `${collection}/${term.parentId}`;

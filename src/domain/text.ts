@@ -68,12 +68,106 @@ export function slugify(text: string): string {
   return s;
 }
 
+// ---- MySQL's utf8mb4_unicode_520_ci ---------------------------------------------------------------------------
+// WordPress keeps its tables in this collation (utf8mb4_unicode_ci where the server lacks it), so every comparison the
+// plugin makes in SQL ignores case and accents. The tables below are what the collation's weights (UCA 5.2.0, primary
+// strength) say where lower-casing and Unicode's compatibility decomposition without combining marks say otherwise;
+// test/text.test.ts checks them against the collation's classes of the Latin, Greek and Cyrillic blocks.
+
+/** Characters the collation weighs as another: `ø` as `o`, `ł` as `l`, final `ς` as `σ`, `ґ` as `г`, … */
+const WEIGHED_AS: Record<string, string> = {
+  ð: 'd', đ: 'd', ø: 'o', ħ: 'h', ł: 'l', ŀ: 'l', ς: 'σ', ϲ: 'σ', ґ: 'г',
+  // Greek spacing accents
+  '\u037a': 'ι', '\u0384': '\u00b4', '\u0385': '\u00a8', '\u1fbf': '\u1fbd', '\u1fc1': '\u00a8', '\u1fcd': '\u1fbd',
+  '\u1fce': '\u1fbd', '\u1fcf': '\u1fbd', '\u1fde': '\u1fdd', '\u1fdf': '\u1fdd', '\u1fed': '\u00a8', '\u1fee': '\u00a8',
+  '\u1ffd': '\u00b4', '\u1ffe': '\u1fdd',
+};
+/** Letters whose weights are those of two or three letters: equal to them in `=`, never in `LIKE`, which pairs characters. */
+const EXPANSIONS: Record<string, string> = {
+  ß: 'ss', æ: 'ae', œ: 'oe', ỻ: 'll', ƍ: 'zw', ƾ: 'ts', ȸ: 'db', ȹ: 'qp', ʣ: 'dz', ʤ: 'dʒ', ʥ: 'dʑ', ʦ: 'ts', ʧ: 'tʃ',
+  ʨ: 'tɕ', ʩ: 'fŋ', ʪ: 'ls', ʫ: 'lz', ϗ: 'και',
+};
+/** Letters the collation counts as letters of their own, though Unicode decomposes them into a letter and a mark. */
+const OWN_LETTERS = new Set('йїѓќўѷӑӓӗӛӝӟӥӧӫӭӱӳӵӹ');
+/** Characters the collation ignores besides combining marks: zero-width spaces and joiners, direction marks, invisible operators. */
+const IGNORED = /^[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u206a-\u206f]$/;
+const MARKS = /\p{M}+/gu;
+const LONE_MARK = /^\p{M}$/u;
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** One character as the collation weighs it; `expand`: as `=` compares (`ß` → `ss`), else as `LIKE` does. */
+function foldCharacter(c: string, expand: boolean): string {
+  if (IGNORED.test(c) || LONE_MARK.test(c)) return '';
+  const lower = c.toLowerCase();
+  if (OWN_LETTERS.has(lower)) return lower;
+  if (lower in WEIGHED_AS) return WEIGHED_AS[lower]!;
+  const bare = c.normalize('NFKD').replace(MARKS, '').toLowerCase();
+  if (bare.trim() === '' && c.trim() !== '') return lower; // a spacing accent (`¨`) weighs as itself
+  let folded = '';
+  for (const b of bare) folded += WEIGHED_AS[b] ?? (expand ? (EXPANSIONS[b] ?? b) : b);
+  // LIKE pairs one character with one: a ligature (`ﬁ`) or a fraction (`½`) matches only itself
+  return !expand && [...folded].length !== 1 ? lower : folded;
+}
+
+const folded = { like: new Map<string, string>(), equal: new Map<string, string>() };
+
+function fold(text: string, expand: boolean): string {
+  if (ASCII.test(text)) return text.toLowerCase();
+  const memo = expand ? folded.equal : folded.like;
+  let out = '';
+  // code point by code point, as the collation weighs them: a decomposed `и` + breve is `и`, not `й`
+  for (const c of text) {
+    let f = memo.get(c);
+    if (f === undefined) {
+      f = foldCharacter(c, expand);
+      if (memo.size < 10_000) memo.set(c, f);
+    }
+    out += f;
+  }
+  return out;
+}
+
 /**
- * Text as search compares it, like MySQL's `_ci` collations under WordPress: lower case and without accents, for
- * every script (`ZÜRICH` and `zurich` match `Zürich`; `CAFÉ` matches `café`).
+ * Text as search compares it, as MySQL's `LIKE` under utf8mb4_unicode_520_ci does, one character with one: case and
+ * accents ignored for every script (`ZÜRICH` and `zurich` match `Zürich`, `İstanbul` matches `istanbul`), the
+ * collation's variants of a letter (`ø`, `ł`, `đ`) as that letter, a letter of its own (`ı`, `й`) as itself; `ß`
+ * matches `ß` only.
  */
 export function foldForSearch(text: string): string {
-  return text.normalize('NFD').replace(/\p{M}+/gu, '').toLowerCase();
+  return fold(text, false);
+}
+
+/**
+ * The key under which two texts are equal exactly when utf8mb4_unicode_520_ci says they are (`=`): `foldForSearch`,
+ * plus the letters it weighs as two (`Straße` = `STRASSE`, `Æ` = `ae`) and without trailing spaces (PAD SPACE).
+ * Every comparison of names the plugin makes in SQL (duplicate venues and organizers, terms named on events) compares
+ * these keys.
+ */
+export function collationKey(text: string): string {
+  return fold(text, true).replace(/ +$/, '');
+}
+
+/**
+ * A slug as WordPress looks a post up by it (`get_page_by_path`, `sanitize_title_for_query`): decoded once more,
+ * percent-encoded as a path segment with the octets lower-cased (so `Музыка` finds the slug `%d0%bc%d1%83…` it was
+ * saved as), lower-cased, dots and white space as `-`, anything else but `a-z0-9_-%` removed. Accents are not
+ * transliterated, as only saving a slug does that.
+ */
+export function slugForQuery(text: string): string {
+  let decoded = text;
+  try {
+    decoded = decodeURIComponent(text);
+  } catch {
+    // a `%` that starts no octet: the text as it is, as PHP's urldecode leaves it
+  }
+  return encodeURIComponent(decoded)
+    .replace(/%20/g, ' ')
+    .toLowerCase()
+    .replace(/\./g, '-')
+    .replace(/[^%a-z0-9 _-]/g, '')
+    .replace(/\s+/g, '-')
+    .replace(/-+/g, '-')
+    .replace(/^-|-$/g, '');
 }
 
 /** An absolute http(s) URL with a real host name (or IP address), as WordPress's URL checks want; normalised, or null. */

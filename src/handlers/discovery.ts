@@ -2,19 +2,21 @@ import { DateTime } from 'luxon';
 import type { Config } from '../config.js';
 import { parseZone } from '../domain/dates.js';
 import type { Handlers } from '../http/operation.js';
-import { describeNamespace } from '../http/routeIndex.js';
-import { loadSpec, NAMESPACE } from '../http/spec.js';
+import { describeNamespace, withComputedDefaults } from '../http/routeIndex.js';
+import { namespaceDocument, withServer } from '../http/namespaceDocument.js';
+import { NAMESPACE, NAMESPACE_PATH, type SpecDocument } from '../http/spec.js';
 
 /** The site index, the namespace index and `/doc`: all derived from spec/openapi.yaml, memoised per base address. */
 export function discoveryHandlers(config: Config): Pick<Handlers, 'getRestIndex' | 'getNamespaceIndex' | 'getDocumentation'> {
   const routesByBase = new Map<string, ReturnType<typeof describeNamespace>>();
+  const zone = parseZone(config.siteTimezone)!;
   const routesFor = (base: string) => {
     let routes = routesByBase.get(base);
     if (!routes) routesByBase.set(base, (routes = describeNamespace(base)));
-    return routes;
+    return withComputedDefaults(routes, zone);
   };
-  const docsByBase = new Map<string, Record<string, unknown>>();
-  const zone = parseZone(config.siteTimezone)!;
+  const namespaceDoc = namespaceDocument(); // derived at start-up, so a fault in it shows before the first request
+  const docsByBase = new Map<string, SpecDocument>();
 
   return {
     getRestIndex: (_c, state) => {
@@ -42,10 +44,7 @@ export function discoveryHandlers(config: Config): Pick<Handlers, 'getRestIndex'
     getDocumentation: (_c, state) => {
       const base = state.site + state.linkPrefix;
       let doc = docsByBase.get(base);
-      if (!doc) {
-        doc = { ...loadSpec(), servers: [{ url: base, description: 'This Almanac' }] };
-        docsByBase.set(base, doc);
-      }
+      if (!doc) docsByBase.set(base, (doc = withServer(namespaceDoc, base + NAMESPACE_PATH)));
       return { status: 200, body: doc as never };
     },
   };

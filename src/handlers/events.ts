@@ -1,5 +1,5 @@
 import type { EventFields } from '../services/posts.js';
-import { passwordOf, PostUnits, type PostService } from '../services/posts.js';
+import { isEditContext, passwordOf, PostUnits, type PostService, type ReadQuery } from '../services/posts.js';
 import type { Handlers } from '../http/operation.js';
 import type { RequestState } from '../domain/context.js';
 
@@ -12,9 +12,9 @@ type Target = { request: { params: { id?: number; slug?: string }; query: object
 /** Events: create, and read, update (POST, PUT, PATCH alike), trash by id and by slug. */
 export function eventHandlers(posts: PostUnits): Pick<Handlers, EventOps> {
   const idOf = async (s: PostService, c: Target) => (c.request.params.slug !== undefined ? (await s.bySlug('event', c.request.params.slug)).id : c.request.params.id!);
-  const get = (c: Target & { request: { query: { password?: string } } }, state: RequestState) =>
+  const get = (c: Target & { request: { query: ReadQuery } }, state: RequestState) =>
     posts.read(state, async (s) => {
-      const { body, headers } = await s.singleAnswer(await s.eventById(await idOf(s, c)), c.request.query.password);
+      const { body, headers } = await s.singleAnswer(await s.eventById(await idOf(s, c)), c.request.query.password, isEditContext(c.request.query));
       return { status: 200 as const, body: body as never, headers };
     });
   const update = (c: Target, state: RequestState) =>

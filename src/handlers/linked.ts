@@ -1,6 +1,6 @@
 import type { Handlers } from '../http/operation.js';
 import type { RequestState } from '../domain/context.js';
-import { passwordOf, PostUnits, type OrganizerFields, type PostService, type VenueFields } from '../services/posts.js';
+import { isEditContext, passwordOf, PostUnits, type OrganizerFields, type PostService, type ReadQuery, type VenueFields } from '../services/posts.js';
 
 type Linked = 'venue' | 'organizer';
 type Ops<Name extends string> = `create${Name}` | `get${Name}` | `delete${Name}` | `update${Name}` | `put${Name}` | `patch${Name}`
@@ -9,7 +9,7 @@ type VenueOps = Extract<Ops<'Venue'>, keyof Handlers>;
 type OrganizerOps = Extract<Ops<'Organizer'>, keyof Handlers>;
 
 type Ctx = { request: { params: { id?: number; slug?: string }; query: object; requestBody?: unknown } };
-type ReadCtx = { request: { params: { id?: number; slug?: string }; query: { password?: string } } };
+type ReadCtx = { request: { params: { id?: number; slug?: string }; query: ReadQuery } };
 
 /**
  * Venues and organizers behave alike (reference routes.md §2.9–2.16): create or match by name, read (blanked when
@@ -22,7 +22,7 @@ function linkedHandlers(type: Linked, posts: PostUnits) {
   return {
     get: (c: ReadCtx, state: RequestState) =>
       posts.read(state, async (s) => {
-        const { body, headers } = await s.singleAnswer(await find(s, c), c.request.query.password);
+        const { body, headers } = await s.singleAnswer(await find(s, c), c.request.query.password, isEditContext(c.request.query));
         return { status: 200 as const, body: body as never, headers };
       }),
     remove: (c: Ctx, state: RequestState) => posts.write(state, async (s) => ({ status: 200 as const, body: await s.written(await s.trash(await find(s, c), passwordOf(c))) })),

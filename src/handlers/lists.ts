@@ -8,16 +8,16 @@ import { iCalendar } from '../domain/calendar.js';
 import { parseDateInput, parseZone, toWire } from '../domain/dates.js';
 import { plainText } from '../domain/html.js';
 import { fromUtcWire } from '../domain/eventTimes.js';
+import { depthProblem, feedWindowProblem, linkedSearchProblem, MAX_FEED_EVENTS, MAX_PER_PAGE, searchTermsProblem } from '../domain/listLimits.js';
 import { listBounds, type DateParam } from '../domain/listWindow.js';
-import { CAPABILITY_TYPE } from '../domain/postRules.js';
+import { CAPABILITY_TYPE, eventAsFilter, protectedAccess } from '../domain/postRules.js';
 import { ApiError, invalidParams } from '../errors.js';
 import { pageUrl, queryString } from '../http/links.js';
-import { isTruthy } from '../http/params.js';
+import { isFilterTrue, isTruthy } from '../http/params.js';
 import type { Handlers, QueryOf } from '../http/operation.js';
 import type { RequestState } from '../domain/context.js';
-import { PostService } from '../services/posts.js';
+import { isEditContext, PostService } from '../services/posts.js';
 
-const MAX_PER_PAGE = 50;
 const ANY: PostStatus[] = ['publish', 'future', 'draft', 'pending', 'private'];
 
 type Pairs = [string, unknown][];
@@ -79,23 +79,24 @@ type EventListParams = QueryOf<'listEvents'>;
 /** The filters GET /events and the iCalendar feed share. */
 type EventFilterParams = QueryOf<'getEventsCalendar'>;
 type EventWire = components['schemas']['Event'];
-/** The feed has no pages: the first events by start, up to this many. */
-const MAX_FEED_EVENTS = 1000;
-type SyncParams = Pick<EventListParams, 'page' | 'per_page' | 'status' | 'password' | 'modified_after' | 'modified_after_id' | 'modified_before'>;
+type SyncParams = Pick<EventListParams, 'page' | 'per_page' | 'status' | 'password' | 'context' | 'modified_after' | 'modified_after_id' | 'modified_before'>;
 
-/** What a `modified_after` request may also carry: the view (`status`), the page size, the language, a password. */
-const SYNC_PARAMS = new Set(['page', 'per_page', 'status', 'password', 'xlate_language', 'wpml_language', 'modified_after', 'modified_after_id', 'modified_before']);
+/** What a `modified_after` request may also carry: the view (`status`, `context`), the page size, the language, a password. */
+const SYNC_PARAMS = new Set(['page', 'per_page', 'status', 'password', 'context', 'xlate_language', 'wpml_language', 'modified_after', 'modified_after_id', 'modified_before']);
 /** How old a change must be before a pass lists it: older than any write still being committed. */
 const SETTLE_SECONDS = 2;
 const syncRequested = (state: RequestState) => ['modified_after', 'modified_after_id', 'modified_before'].some((name) => state.sent.has(name));
 type LinkedListParams = QueryOf<'listVenues'> & QueryOf<'listOrganizers'>;
 
 export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'listEvents' | 'listVenues' | 'listOrganizers' | 'getEventsCalendar' | 'getEventCalendar'> {
-  /** An iCalendar answer: the events as this caller reads them in a list (a `password` unlocks a protected one). */
-  const calendarReply = async (repos: Repositories, s: PostService, events: EventRecord[], state: RequestState, name: string, password?: string) => {
+  /**
+   * An iCalendar answer: the events as this caller reads them in a list (a `password` unlocks a protected one), in a
+   * calendar called `name`, or after its one event's title as shown.
+   */
+  const calendarReply = async (repos: Repositories, s: PostService, events: EventRecord[], state: RequestState, name: string | null, password?: string) => {
     const wire = (await s.view(events, { single: false, password })) as EventWire[];
     const revisions = await repos.posts.revisions(events.map((e) => e.id));
-    const text = iCalendar(wire.map((event, i) => ({ event, revision: revisions.get(events[i]!.id) ?? 0 })), { name, host: new URL(state.site).hostname });
+    const text = iCalendar(wire.map((event, i) => ({ event, revision: revisions.get(events[i]!.id) ?? 0 })), { name: name ?? plainText(wire[0]!.title), host: new URL(state.site).hostname });
     return { status: 200 as const, body: text, headers: { 'Content-Type': 'text/calendar; charset=utf-8' } };
   };
 
@@ -119,9 +120,21 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
     return [...new Set([...ids, ...[...groups.values()].flatMap((g) => Object.values(g))])];
   };
 
-  /** The event-list filters of a request, resolved (ids, site-local bounds); invalid ones → 400 naming each. */
-  const eventFilters = async (repos: Repositories, q: EventFilterParams, state: RequestState, s: PostService) => {
-    const problems: Record<string, string> = {};
+  /**
+   * The event-list filters of a request, resolved (ids, site-local bounds); invalid ones → 400 naming each. The
+   * `password` (lists only) opens the protected records it matches to the filters too.
+   */
+  const eventFilters = async (repos: Repositories, q: EventFilterParams, state: RequestState, s: PostService, options: { feed: boolean; password?: string; problems?: Record<string, string> }) => {
+    // what bounds the cost of the list is checked before anything is read
+    const problems = options.problems ?? {};
+    const search = q.search !== undefined ? searchTerms(q.search) : undefined;
+    const tooManyTerms = search && searchTermsProblem(search);
+    if (tooManyTerms) problems.search = tooManyTerms;
+    const bounds = listBounds(q, { strict: isFilterTrue(q.strict_dates), include: q.include !== undefined, siteTimezone: config.siteTimezone, now: s.now });
+    const tooWide = options.feed ? feedWindowProblem(bounds, q.include !== undefined) : null;
+    for (const param of tooWide?.params ?? []) problems[param] = tooWide!.reason;
+    if (Object.keys(problems).length > 0) throw invalidParams(problems);
+
     const seen = visibility(state, CAPABILITY_TYPE.event, q.status);
     if (!seen) problems.status = 'Invalid parameter.';
     const categoryIds = await termFilter(repos, 'category', q.categories, state);
@@ -135,15 +148,14 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
     if (q.post_parent !== undefined && (await repos.posts.typeOf(q.post_parent)) !== 'event') problems.post_parent = 'Invalid parameter.';
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
 
-    const bounds = listBounds(q, { strict: isTruthy(q.strict_dates), include: q.include !== undefined, siteTimezone: config.siteTimezone, now: s.now });
     let geo: { lat: number; lng: number; radiusKm: number } | 'any' | undefined;
     if (q.geoloc) {
       if (q.geoloc_lat !== undefined && q.geoloc_lng !== undefined) geo = { lat: q.geoloc_lat, lng: q.geoloc_lng, radiusKm: config.geofenceKm };
       else if (q.geoloc_lat !== undefined || q.geoloc_lng !== undefined) geo = 'any';
     }
     const query: Omit<EventListQuery, 'limit' | 'offset'> = {
-      lang: state.lang, nowUtc: s.nowUtc, statuses: seen!.statuses, viewer: seen!.viewer, bounds,
-      search: q.search !== undefined ? searchTerms(q.search) : undefined,
+      lang: state.lang, nowUtc: s.nowUtc, statuses: seen!.statuses, viewer: seen!.viewer, access: protectedAccess(state.user, options.password), bounds,
+      search,
       categoryIds: categoryIds ?? undefined, tagIds: tagIds ?? undefined, venueIds: venueIds ?? undefined, organizerIds: organizerIds ?? undefined,
       featured: q.featured, ticketed: q.ticketed, parentId: q.post_parent, include: q.include, geo,
     };
@@ -153,7 +165,7 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
   return {
     getEventsCalendar: (c, state) => engine.read(async (repos) => {
       const s = new PostService(repos, config, state);
-      const { query } = await eventFilters(repos, c.request.query, state, s);
+      const { query } = await eventFilters(repos, c.request.query, state, s, { feed: true });
       const { ids } = await repos.posts.listEvents({ ...query, withoutPassword: true, limit: MAX_FEED_EVENTS, offset: 0 });
       const records = await repos.posts.findMany('event', ids);
       return calendarReply(repos, s, ids.flatMap((id) => records.get(id) ?? []), state, 'Events');
@@ -161,7 +173,7 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
     getEventCalendar: (c, state) => engine.read(async (repos) => {
       const s = new PostService(repos, config, state);
       const event = await s.readableEvent(c.request.params.id, c.request.query.password);
-      return calendarReply(repos, s, [event], state, plainText(event.title), c.request.query.password);
+      return calendarReply(repos, s, [event], state, null, c.request.query.password);
     }),
     listEvents: (c, state) => engine.read(async (repos) => {
       const q = c.request.query as EventListParams;
@@ -169,11 +181,14 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
       const page = q.page ?? 1;
       const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
       const s = new PostService(repos, config, state);
-      const { query, seen, bounds } = await eventFilters(repos, q, state, s);
+      const tooDeep = depthProblem(page, perPage);
+      const { query, seen, bounds } = await eventFilters(repos, q, state, s, { feed: false, password: q.password, problems: tooDeep ? { page: tooDeep } : {} });
+      const edit = isEditContext(q);
+      if (edit) s.requireEditContextOf('event');
       const { ids, total } = await repos.posts.listEvents({ ...query, limit: perPage, offset: (page - 1) * perPage });
       if (page > 1 && ids.length === 0) throw new ApiError(404, 'event-archive-page-not-found', 'The requested event archive page does not exist');
       const records = await repos.posts.findMany('event', ids);
-      const events = await s.view(ids.map((id) => records.get(id)!).filter(Boolean) as EventRecord[], { single: false, password: q.password });
+      const events = await s.view(ids.map((id) => records.get(id)!).filter(Boolean) as EventRecord[], { single: false, password: q.password, edit });
 
       const bound = (p: DateParam) => bounds.find((b) => b.param === p)?.value;
       const pairs: Pairs = [
@@ -211,7 +226,9 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
 
     const s = new PostService(repos, config, state);
-    const utc = (text: string) => toWire(parseDateInput(text, FixedOffsetZone.utcInstance)!.value.toUTC());
+    const edit = isEditContext(q);
+    if (edit) s.requireEditContextOf(type);
+    const utc = (text: string) => toWire(parseDateInput(text, FixedOffsetZone.utcInstance, s.now)!.value.toUTC());
     const settled = toWire(s.now.minus({ seconds: SETTLE_SECONDS }));
     const until = q.modified_before !== undefined && utc(q.modified_before) < settled ? utc(q.modified_before) : settled;
     const after = q.modified_after !== undefined ? utc(q.modified_after) : '';
@@ -224,7 +241,7 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
 
     const records = await repos.posts.findMany(type, changes.filter((ch) => ch.readable).map((ch) => ch.id));
     const readable = changes.flatMap((ch) => records.get(ch.id) ?? []);
-    const wire = new Map((await s.view(readable, { single: false, password: q.password })).map((item, i) => [readable[i]!.id, item]));
+    const wire = new Map((await s.view(readable, { single: false, password: q.password, edit })).map((item, i) => [readable[i]!.id, item]));
     const siteZone = parseZone(config.siteTimezone)!;
     const items = changes.map((ch) => wire.get(ch.id) ?? {
       id: ch.id,
@@ -252,25 +269,35 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
     const page = q.page ?? 1;
     const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
     const problems: Record<string, string> = {};
+    const words = q.search?.split(/[^\p{L}\p{N}-]+/u).filter(Boolean);
+    const tooDeep = depthProblem(page, perPage);
+    if (tooDeep) problems.page = tooDeep;
+    const tooManyWords = words && linkedSearchProblem(words);
+    if (tooManyWords) problems.search = tooManyWords;
+    if (Object.keys(problems).length > 0) throw invalidParams(problems);
     const seen = visibility(state, CAPABILITY_TYPE[type], q.status);
     if (!seen) problems.status = 'Invalid parameter.';
-    if (q.event !== undefined && (await repos.posts.typeOf(q.event)) !== 'event') problems.event = 'Invalid parameter.';
+    const s = new PostService(repos, config, state);
+    // an event the caller may not read is answered as an unknown one
+    const event = q.event === undefined ? null : eventAsFilter(await repos.posts.findOfType('event', q.event), state.user, s.nowUtc, q.password);
+    if (q.event !== undefined && !event) problems.event = 'Invalid parameter.';
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
 
-    const s = new PostService(repos, config, state);
+    const edit = isEditContext(q);
+    if (edit) s.requireEditContextOf(type);
     const eventSeen = visibility(state, CAPABILITY_TYPE.event, undefined)!;
     const { ids, total } = await repos.posts.listLinked({
       type, lang: state.lang, nowUtc: s.nowUtc, nowLocal: toWire(s.now.setZone(parseZone(config.siteTimezone)!)),
-      statuses: seen!.statuses, viewer: seen!.viewer, eventViewer: eventSeen.viewer,
-      words: q.search?.split(/[^\p{L}\p{N}-]+/u).filter(Boolean),
-      eventId: q.event,
+      statuses: seen!.statuses, viewer: seen!.viewer, eventViewer: eventSeen.viewer, access: protectedAccess(state.user, q.password),
+      words,
+      event: event ?? undefined,
       hasEvents: q.has_events !== undefined ? isTruthy(q.has_events) : undefined,
       onlyWithUpcoming: q.only_with_upcoming !== undefined && isTruthy(q.only_with_upcoming),
       limit: perPage, offset: (page - 1) * perPage,
     });
     if (page > 1 && ids.length === 0) throw new ApiError(404, `${type}-archive-page-not-found`, `The requested ${type} archive page does not exist`);
     const records = await repos.posts.findMany(type, ids);
-    const items = await s.view(ids.map((id) => records.get(id)!).filter(Boolean) as (VenueRecord | OrganizerRecord)[], { single: false, password: q.password });
+    const items = await s.view(ids.map((id) => records.get(id)!).filter(Boolean) as (VenueRecord | OrganizerRecord)[], { single: false, password: q.password, edit });
     const pairs = ([['per_page', perPage], ['event', q.event], ['has_events', q.has_events], ['status', seen!.shown]] as Pairs).filter(([, v]) => v !== undefined);
     const { body, headers } = envelope(`${type}s`, items, total, page, perPage, `${state.restBase}/${type}s/`, withSent(pairs, state.sent, q as Record<string, unknown>, declared));
     return { status: 200 as const, body: body as never, headers };

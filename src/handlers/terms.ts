@@ -19,7 +19,7 @@ export function categoryHandlers(engine: Engine): Pick<Handlers, CategoryOps> {
   return {
     listCategories: async (c, state) => ({ status: 200, ...(await service.list(c, state)) }) as never,
     createCategory: async (c, state) => ({ status: 201, ...(await service.create(c.request.requestBody, c.request.requestBody as Record<string, unknown>, state)) }),
-    getCategory: async (c, state) => ({ status: 200, body: await service.get(c.request.params.id, state) }),
+    getCategory: async (c, state) => ({ status: 200, body: await service.get(c.request.params.id, state, c.request.query) }),
     updateCategory: update,
     putCategory: update,
     patchCategory: update,
@@ -33,7 +33,7 @@ export function tagHandlers(engine: Engine): Pick<Handlers, TagOps> {
   return {
     listTags: async (c, state) => ({ status: 200, ...(await service.list(c, state)) }) as never,
     createTag: async (c, state) => ({ status: 201, ...(await service.create(c.request.requestBody, c.request.requestBody as Record<string, unknown>, state)) }),
-    getTag: async (c, state) => ({ status: 200, body: await service.get(c.request.params.id, state) }),
+    getTag: async (c, state) => ({ status: 200, body: await service.get(c.request.params.id, state, c.request.query) }),
     updateTag: update,
     putTag: update,
     patchTag: update,

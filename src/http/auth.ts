@@ -1,9 +1,12 @@
 import type { Middleware } from 'koa';
 import type { Engine } from '../db/engine.js';
-import { sha256Hex, type CredentialCheck, type CredentialVerifier } from '../domain/passwords.js';
-import { ApiError } from '../errors.js';
-import { clientAddress } from './origin.js';
+import { storageFault } from '../db/faults.js';
+import type { User } from '../db/records.js';
 import type { Caller } from '../domain/context.js';
+import { sha256Hex, type CredentialCheck, type CredentialVerifier } from '../domain/passwords.js';
+import { ApiError, DatabaseUnavailable, StorageFull } from '../errors.js';
+import { Episode, type Logger } from '../log.js';
+import { clientAddress } from './origin.js';
 
 const MESSAGES = {
   invalid_username: 'Unknown username. Check again or try your email address.',
@@ -23,44 +26,73 @@ function tooMany(lockedUntil: number, now: number): ApiError {
   return new ApiError(429, 'rest_too_many_requests', `Too many failed authentication attempts. Try again in ${seconds} seconds.`, {}, { 'Retry-After': String(seconds) });
 }
 
+const busy = (): ApiError =>
+  new ApiError(429, 'rest_too_many_requests', 'Too many password checks are waiting. Try again in 1 second.', {}, { 'Retry-After': '1' });
+
 /**
- * Credentials that verified, with the pair not locked and no failure on record, at a database generation: while the
- * generation is the same, nothing they were read from has changed (user, passwords, lock-out), so the same header
- * from the same address is the same caller, without decoding it or reading anything but the generation. Keyed by a
- * digest of address and header, never the header itself; the address is in the key because the lock-out is per
- * address (behind a trusted proxy, one connection carries many clients). One per worker, shared by the
- * authentication stage and the front answer (front.ts).
+ * Whose failures an attempt counts against: the account its login or e-mail address names (both count as one), or
+ * the login as sent when it names none (logins and e-mail addresses compare without case).
+ */
+const accountOf = (user: User | null, login: string): string => (user ? `#${user.id}` : login.toLowerCase());
+
+/**
+ * Credentials that verified, with the pair not locked and no failure on record, at a database generation and a
+ * generation of the failure counts: while both are the same, nothing they were read from has changed (user,
+ * passwords, lock-out), so the same header from the same address is the same caller, without decoding it or reading
+ * anything but the generations. Keyed by a digest of address and header, never the header itself; the address is in
+ * the key because the lock-out is per address (behind a trusted proxy, one connection carries many clients). One per
+ * worker, shared by the authentication stage and the front answer (front.ts).
  */
 export class SettledCallers {
-  private readonly settled = new Map<string, { generation: string; until: number; check: Extract<CredentialCheck, { ok: true }>; caller: Caller }>();
+  private readonly settled = new Map<string, { generation: string; lockout: string; until: number; check: Extract<CredentialCheck, { ok: true }>; caller: Caller }>();
 
-  constructor(private readonly verifier: CredentialVerifier) {}
+  constructor(private readonly verifier: CredentialVerifier, private readonly lockoutGeneration: () => string) {}
 
   static keyOf(address: string, header: string): string {
     return sha256Hex(`${address}\0${header}`);
   }
 
-  /** The caller settled under `key` at generation `at` (its use noted), or undefined. */
+  /** The caller settled under `key` at database generation `at` (its use noted), or undefined. */
   find(key: string, at: string, now: number, ip: string | null): Caller | undefined {
     const known = this.settled.get(key);
     if (known === undefined || known.generation !== at || known.until <= now) return undefined;
+    // read only for a candidate: anonymous requests and unknown headers never pay for it
+    if (known.lockout !== this.lockoutGeneration()) return undefined;
     this.verifier.noteUse(known.check, ip);
     return known.caller;
   }
 
-  keep(key: string, at: string, now: number, check: Extract<CredentialCheck, { ok: true }>, caller: Caller): void {
+  /** `lockout`: the failure counts' generation as read before their state was. */
+  keep(key: string, at: string, lockout: string, now: number, check: Extract<CredentialCheck, { ok: true }>, caller: Caller): void {
     if (this.settled.size >= 10_000) this.settled.clear();
-    this.settled.set(key, { generation: at, until: now + 60_000, check, caller });
+    this.settled.set(key, { generation: at, lockout, until: now + 60_000, check, caller });
   }
 }
 
 /**
  * HTTP Basic with an application password. No Authorization header (or another scheme): anonymous. Credentials
  * that do not verify fail the request with 401 whatever the route, as WordPress does; too many failures from one
- * address for one login lock that pair, and every attempt meanwhile (right password or not) answers 429.
+ * address for one account lock that pair, and every attempt meanwhile (right password or not) answers 429. So does
+ * an attempt that finds the scrypt checks' queue full (see ScryptGate), without counting as a failure.
  */
-export function authenticate(engine: Engine, verifier: CredentialVerifier, lockout: LockoutPolicy, options: { trustProxy: boolean; settled: SettledCallers }): Middleware {
-  const { trustProxy, settled } = options;
+export function authenticate(engine: Engine, verifier: CredentialVerifier, lockout: LockoutPolicy, options: { trustProxy: boolean; log: Logger; settled: SettledCallers }): Middleware {
+  const { trustProxy, log, settled } = options;
+  const failures = engine.lockout;
+  const refusals = new Episode(log, 'warn', 'password checks refused: the scrypt queue is full (ALMANAC_AUTH_SCRYPT_QUEUE)', 'password checks keep up again');
+  const unrecorded = new Episode(log, 'error', 'failed authentications cannot be recorded: their file cannot be written', 'failed authentications are recorded again');
+  /**
+   * Records failures (or clears them). When the storage refuses, the attempt is still answered as it should be (401,
+   * or the caller let in), locks recorded before still hold, and guessing stays bound by the scrypt gate meanwhile.
+   */
+  const record = async (work: () => Promise<unknown>) => {
+    try {
+      await work();
+      unrecorded.end();
+    } catch (err) {
+      if (storageFault(err) === null && !(err instanceof StorageFull) && !(err instanceof DatabaseUnavailable)) throw err;
+      unrecorded.fail({ error: (err as Error).message });
+    }
+  };
   return async (ctx, next) => {
     ctx.state.user = null;
     const header = ctx.get('Authorization');
@@ -81,22 +113,27 @@ export function authenticate(engine: Engine, verifier: CredentialVerifier, locko
       const colon = decoded.indexOf(':');
       const login = (colon < 0 ? decoded : decoded.slice(0, colon)).slice(0, 200);
       const password = colon < 0 ? '' : decoded.slice(colon + 1);
-      // the lock-out state and, for credentials verified before, the user, in one read transaction
-      const { before, remembered } = await engine.read(async (repos) => {
-        const state = await repos.authFailures.state(address, login, now);
-        return { before: state, remembered: state.lockedUntil ? null : await verifier.remembered(repos.users, login, password) };
-      });
+      const user = await verifier.lookup(login);
+      const account = accountOf(user, login);
+      const lockoutAt = failures.generation();
+      const before = await failures.state(address, account, now);
       if (before.lockedUntil) throw tooMany(before.lockedUntil, now);
+      const remembered = user ? verifier.rememberedFor(user, login, password) : null;
       if (remembered) verifier.noteUse(remembered, ip);
       const check = remembered ?? (await verifier.verify(login, password, ip));
+      if (!check.ok && check.reason === 'busy') {
+        refusals.fail({ requestId: ctx.state.requestId });
+        throw busy();
+      }
+      if (!remembered) refusals.end();
       if (!check.ok) {
-        await engine.bookkeep((repos) => repos.authFailures.fail(address, login, now, { max: lockout.maxFailures, windowMs: FAILURE_WINDOW_MS, lockMs: lockout.lockSeconds * 1000 }));
+        await record(() => failures.fail(address, account, now, { max: lockout.maxFailures, windowMs: FAILURE_WINDOW_MS, lockMs: lockout.lockSeconds * 1000 }));
         throw new ApiError(401, check.reason, MESSAGES[check.reason]);
       }
-      if (before.recorded) await engine.bookkeep((repos) => repos.authFailures.clear(address, login));
+      if (before.recorded) await record(() => failures.clear(address, account));
       const caller: Caller = { id: check.user.id, login: check.user.login, role: check.user.role };
       ctx.state.user = caller;
-      if (remembered && !before.recorded) settled.keep(key, at, now, remembered, caller);
+      if (remembered && !before.recorded) settled.keep(key, at, lockoutAt, now, remembered, caller);
     }
     await next();
   };

@@ -214,6 +214,12 @@ function describeOperation(op: Operation): OperationMeta {
   };
 }
 
+/** How WordPress words a parameter over a schema's limit (`rest_validate_value_from_schema`). */
+const LIMIT_MESSAGES: Record<string, { code: string; message: (name: string, limit: number) => string }> = {
+  maxItems: { code: 'rest_too_many_items', message: (name, limit) => `${name} must contain at most ${limit} item${limit === 1 ? '' : 's'}.` },
+  maxLength: { code: 'rest_too_long', message: (name, limit) => `${name} must be at most ${limit} character${limit === 1 ? '' : 's'} long.` },
+};
+
 /** ajv's findings as WordPress reports them: missing parameters first, else every invalid one with its reason. */
 export function validationError(errors: ErrorObject[], op: OperationMeta): ApiError {
   const missing = new Set<string>();
@@ -227,9 +233,14 @@ export function validationError(errors: ErrorObject[], op: OperationMeta): ApiEr
       continue;
     }
     const name = path[1] ?? path[0] ?? 'body';
+    const limit = path.length === 2 ? LIMIT_MESSAGES[e.keyword] : undefined;
     if (e.keyword === 'type' && path.length === 2 && op.typeOnly.has(name)) {
       const message = `${name} is not of type ${(e.params as { type: string }).type}.`;
       invalid.set(name, { message, detail: { code: 'rest_invalid_type', message, data: { param: name } } });
+    } else if (limit) {
+      // a limit is named, with WordPress's code and wording, so that a client knows what to ask for instead
+      const message = limit.message(name, (e.params as { limit: number }).limit);
+      invalid.set(name, { message, detail: { code: limit.code, message, data: { param: name } } });
     } else if (!invalid.has(name)) {
       invalid.set(name, { message: 'Invalid parameter.' });
     }

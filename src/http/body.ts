@@ -2,18 +2,26 @@ import { bodyParser } from '@koa/bodyparser';
 import type { Middleware } from 'koa';
 import { ApiError, invalidParams } from '../errors.js';
 import { parseTextTree, undecodablePair, type TextTree } from './params.js';
+import type { RoutedRequest } from './route.js';
 
 /** A request body: JSON as parsed, a form body as a text tree (normalised later against the operation). */
 export type RawBody = { kind: 'json'; value: unknown } | { kind: 'form'; value: TextTree } | { kind: 'none' };
 
+/** The media types of the bodies this server reads, as WordPress reads them: JSON (`application/…+json` too) and forms. */
+const READABLE = ['json', '+json', 'urlencoded'];
+const ACCEPTED_MEDIA_TYPES = ['application/json', 'application/x-www-form-urlencoded'];
+
 /**
  * Reads JSON and form bodies of POST, PUT, PATCH and DELETE (WordPress reads all four) up to `limitBytes`.
- * Invalid JSON → 400 `rest_invalid_json`; a body over the limit → 413 `rest_request_too_large`.
+ * Invalid JSON → 400 `rest_invalid_json`; a body over the limit → 413 `rest_request_too_large`; a body of another
+ * media type (or of none) sent to an operation that takes one → 415 `rest_unsupported_media_type`, where WordPress
+ * would answer as if no body had been sent.
  */
 export function readBody(limitBytes: number): Middleware {
   const parse = bodyParser({
     enableTypes: ['json', 'form'],
-    parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'],
+    detectJSON: (ctx) => Boolean(ctx.request.is('json', '+json')),
+    parsedMethods: [...BODY_METHODS],
     jsonLimit: limitBytes,
     formLimit: limitBytes,
     encoding: 'utf-8',
@@ -23,6 +31,13 @@ export function readBody(limitBytes: number): Middleware {
     },
   });
   return async (ctx, next) => {
+    // refused before a byte of it is read; the parser's own check misreads a length of 2^31 or more (it truncates it
+    // to 32 bits) and would wait for a body that never comes
+    if (BODY_METHODS.has(ctx.method) && Number(ctx.get('Content-Length')) > limitBytes) throw tooLarge();
+    const takesBody = (ctx.state.routed as RoutedRequest).operation?.body;
+    if (takesBody && hasContent(ctx.request.length, ctx.get('Transfer-Encoding')) && !ctx.request.is(READABLE)) {
+      throw unsupportedMediaType(ctx.request.type);
+    }
     let raw: RawBody = { kind: 'none' };
     await parse(ctx, async () => {
       const text = ctx.request.rawBody;
@@ -46,6 +61,23 @@ export function readBody(limitBytes: number): Middleware {
   };
 }
 
+/** Whether a request carries body bytes: a non-zero length, or a chunked body (whose length is not known up front). */
+function hasContent(length: number | undefined, transferEncoding: string): boolean {
+  return length === undefined ? transferEncoding !== '' : length > 0;
+}
+
+function unsupportedMediaType(type: string): ApiError {
+  const sent = type ? `is ${type}, which this server does not read` : 'has no Content-Type';
+  return new ApiError(415, 'rest_unsupported_media_type', `The request body ${sent}: send ${ACCEPTED_MEDIA_TYPES.join(' or ')}.`, { accepted: ACCEPTED_MEDIA_TYPES });
+}
+
+/** The methods whose bodies are read (WordPress reads all four). */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** 413; the connection closes after it, so the rest of a body too large is never read. */
+const tooLarge = (): ApiError =>
+  new ApiError(413, 'rest_request_too_large', 'The request body is larger than this server accepts.', {}, { Connection: 'close' });
+
 /** No request of this API nests deeper than a few levels; deeper bodies are refused before anything walks them. */
 const MAX_DEPTH = 32;
 
@@ -64,9 +96,7 @@ function depthOf(value: unknown): number {
 }
 
 function bodyError(err: Error & { status?: number; type?: string }): ApiError {
-  if (err.status === 413 || err.type === 'entity.too.large') {
-    return new ApiError(413, 'rest_request_too_large', 'The request body is larger than this server accepts.');
-  }
+  if (err.status === 413 || err.type === 'entity.too.large') return tooLarge();
   if (err.status === 415 || err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
     return new ApiError(415, 'rest_unsupported_encoding', 'The request body uses an encoding this server does not read.');
   }

@@ -8,9 +8,11 @@ import type { Caller } from '../domain/context.js';
  * - every entry belongs to one generation of the data (`Engine.generation`: the change log's sequence, which every
  *   write of any process or node moves, and the scheduled records fallen due). Any such write anywhere makes every
  *   entry unreachable;
- * - list answers also belong to the second they were computed in: their time-dependent parts (default window,
- *   relative dates, "upcoming", scheduled records falling due) are all computed at one-second resolution;
- * - the key holds the caller (user and role), the site address and the full URL (language, password, `_fields`).
+ * - list and index answers also belong to the second they were computed in: their time-dependent parts (default
+ *   window, relative dates, "upcoming", scheduled records falling due, computed defaults) are all computed at
+ *   one-second resolution;
+ * - the key holds the caller (user and role), the site address and the request as the handler reads it (path,
+ *   language, declared parameters, `_fields`; see `requestKey`).
  * The health check is never cached. Entries are bounded in number and bytes, oldest out first.
  */
 export interface CachedAnswer {
@@ -44,21 +46,45 @@ const linesSize = (lines: string[]) => lines.reduce((n, line) => n + line.length
 
 interface Entry {
   answer: CachedAnswer;
-  /** The second a list answer was computed in (it is valid in that second only); -1 for other answers. */
+  /** The second a list or index answer was computed in (it is valid in that second only); -1 for other answers. */
   second: number;
   /** Its bytes and its replays' header lines, as counted against ALMANAC_CACHE_MB. */
   size: number;
 }
 
-/** The key of an answer: caller, site address and URL as sent (everything else it depends on is in the URL). */
-export function cacheKey(caller: Caller | null, site: string, url: string): string {
-  return `${caller ? `${caller.id}:${caller.role}` : '-'}|${site}|${url}`;
+/** The key of an answer: caller, site address and the request as `requestKey` sums it up. */
+export function cacheKey(caller: Caller | null, site: string, request: string): string {
+  return `${caller ? `${caller.id}:${caller.role}` : '-'}|${site}|${request}`;
 }
+
+/**
+ * What a GET's answer depends on besides caller and site: its path, the parameters its operation declares (decoded,
+ * in the spec's order: what the handler reads and links echo) and `_fields` / `_envelope`. Parameters the operation
+ * does not declare are ignored, as in WordPress, so they cannot change the answer, and adding a random one does not
+ * make a request miss the cache; neither does the order or the encoding of the parameters.
+ */
+export function requestKey(routed: RoutedRequest): string {
+  const plumbing = `${routed.fields ? `&_fields=${routed.fields.join(',')}` : ''}${routed.envelope ? '&_envelope' : ''}`;
+  return `${routed.pathPrefix}${routed.path}?${JSON.stringify(routed.query)}${plumbing}`;
+}
+
+/** URLs longer than this are not remembered as aliases of a key (their GETs go through the pipeline). */
+const MAX_ALIASED_URL = 2048;
 
 const MAX_ENTRIES = 20_000;
 
+/**
+ * Operations whose answers hold times computed to the second: the lists (default window, relative dates, "upcoming")
+ * and the indexes (the date defaults the plugin computes per request).
+ */
+// lists, the feed and the indexes hold dates that move with the clock (default windows, argument defaults)
+const computedToTheSecond = (operationId: string) =>
+  operationId.startsWith('list') || operationId === 'getEventsCalendar' || operationId === 'getNamespaceIndex' || operationId === 'getRestIndex';
+
 export class ResponseCache {
   private readonly entries = new Map<string, Entry>();
+  /** The `requestKey` of URLs as sent, for the front answer, which reads nothing but the URL (never stale: it depends on the spec alone). */
+  private readonly aliases = new Map<string, string>();
   private readonly maxEntry: number;
   private bytes = 0;
   private current = '';
@@ -94,9 +120,9 @@ export class ResponseCache {
 
   /**
    * Keeps an answer computed at `moment` (as read before computing it), unless a write has been seen since;
-   * returns what is kept, if anything. A list answer is kept for the second it was computed in.
+   * returns what is kept, if anything. An answer `toTheSecond` is kept for the second it was computed in.
    */
-  store(key: string, answer: CachedAnswer, list: boolean, moment: { generation: string; second: number }): CachedAnswer | undefined {
+  store(key: string, answer: CachedAnswer, toTheSecond: boolean, moment: { generation: string; second: number }): CachedAnswer | undefined {
     if (answer.bytes.length > this.maxEntry || moment.generation !== this.current) return undefined;
     // a small Buffer is a slice of a shared pool: keep a copy of its own, so an entry holds only its bytes
     if (answer.bytes.buffer.byteLength !== answer.bytes.length) {
@@ -109,7 +135,7 @@ export class ResponseCache {
       this.entries.delete(key);
       this.bytes -= replaced.size;
     }
-    this.entries.set(key, { answer, second: list ? moment.second : -1, size: answer.bytes.length });
+    this.entries.set(key, { answer, second: toTheSecond ? moment.second : -1, size: answer.bytes.length });
     this.bytes += answer.bytes.length;
     this.trim();
     return answer;
@@ -129,6 +155,18 @@ export class ResponseCache {
     entry.size += linesSize(kept);
     this.bytes += linesSize(kept);
     this.trim();
+  }
+
+  /** The `requestKey` a URL as sent was last seen to have, if it is remembered. */
+  requestKeyOf(url: string): string | undefined {
+    return this.aliases.get(url);
+  }
+
+  /** Remembers the `requestKey` of a URL as sent (a few thousand at most, oldest out first). */
+  private alias(url: string, key: string): void {
+    if (url.length > MAX_ALIASED_URL || this.aliases.get(url) === key) return;
+    this.aliases.set(url, key);
+    if (this.aliases.size > MAX_ENTRIES) this.aliases.delete(this.aliases.keys().next().value!);
   }
 
   /** Drops the oldest entries until the cache is within its bounds. */
@@ -151,7 +189,9 @@ export class ResponseCache {
       if ((routed.method !== 'GET' && routed.method !== 'HEAD') || !operation || operation.operationId === 'getHealth') return next();
       // authentication may have read the generation for this request already (see auth.ts): one reading, not two
       const generation = (ctx.state.generation as string | undefined) ?? (await engine.generation());
-      const key = cacheKey(ctx.state.user as Caller | null, routed.site, ctx.url);
+      const request = requestKey(routed);
+      this.alias(ctx.url, request);
+      const key = cacheKey(ctx.state.user as Caller | null, routed.site, request);
       const hit = this.find(key, generation);
       ctx.state.keepReplay = (answer: CachedAnswer, variant: string, lines: () => string[]) => this.keepReplay(key, answer, variant, lines);
       if (hit) {
@@ -160,8 +200,7 @@ export class ResponseCache {
       }
       const computedAt = this.moment;
       await next();
-      const list = operation.operationId.startsWith('list');
-      ctx.state.store = (answer: CachedAnswer) => this.store(key, answer, list, computedAt);
+      ctx.state.store = (answer: CachedAnswer) => this.store(key, answer, computedToTheSecond(operation.operationId), computedAt);
     };
   }
 }

@@ -1,3 +1,4 @@
+import type { Zone } from 'luxon';
 import type { Middleware } from 'koa';
 import type { Backend, OperationMeta } from './backend.js';
 import type { RawBody } from './body.js';
@@ -5,14 +6,14 @@ import { invalidParams, noRoute } from '../errors.js';
 import { normalise, unsafeTextParameter } from './params.js';
 import type { Outcome } from './respond.js';
 import type { RoutedRequest } from './route.js';
-import { describeRoute } from './routeIndex.js';
+import { describeRoute, withComputedDefaults } from './routeIndex.js';
 import type { Lang, RequestState } from '../domain/context.js';
 
 /**
  * Hands the request to openapi-backend (route, validate, coerce, dispatch by operationId) with the body
  * normalised for the operation, and answers `OPTIONS` with the route's description.
  */
-export function dispatch(backend: Backend): Middleware {
+export function dispatch(backend: Backend, siteZone: Zone): Middleware {
   return async (ctx) => {
     const routed = ctx.state.routed as RoutedRequest;
     const state: RequestState = {
@@ -29,7 +30,8 @@ export function dispatch(backend: Backend): Middleware {
     ctx.state.request = state; // the response stage reads the language the request resolved to
     if (routed.method === 'OPTIONS') {
       if (!routed.specPath) throw noRoute();
-      ctx.state.outcome = { status: 200, body: describeRoute(routed.specPath, routed.site + routed.pathPrefix), headers: {} } satisfies Outcome;
+      const description = withComputedDefaults({ route: describeRoute(routed.specPath, routed.site + routed.pathPrefix) }, siteZone).route;
+      ctx.state.outcome = { status: 200, body: description, headers: {} } satisfies Outcome;
       return;
     }
     const operation = routed.operation;

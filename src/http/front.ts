@@ -30,7 +30,9 @@ export function frontAnswer(deps: { cache: ResponseCache; settled: SettledCaller
       caller = settled.find(SettledCallers.keyOf(ip ?? 'unknown', authorization), generation, Date.now(), ip) ?? null;
       if (caller === null) return undefined;
     }
-    const answer = cache.find(cacheKey(caller, siteOf(config, req), req.url ?? '/'), generation);
+    const request = cache.requestKeyOf(req.url ?? '/');
+    if (request === undefined) return undefined;
+    const answer = cache.find(cacheKey(caller, siteOf(config, req), request), generation);
     if (answer?.replays === undefined) return undefined;
     const status = answer.status === 200 && conditional(req, answer) ? 304 : answer.status;
     const lines = answer.replays.get(replayKey(status, req.headers.origin || ''));

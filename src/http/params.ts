@@ -89,14 +89,19 @@ export interface SchemaNode {
   [keyword: string]: unknown;
 }
 
-/** Folds `allOf` members into one node (properties and required lists merged). */
+/**
+ * Folds `allOf` members into one node (properties and required lists merged). A property several members declare
+ * keeps the keywords of each (a create body restates its required fields' types beside the full field schemas).
+ */
 export function flattenAllOf(schema: SchemaNode): SchemaNode {
   if (!schema.allOf) return schema;
   const merged: SchemaNode = { ...schema, allOf: undefined, properties: { ...(schema.properties ?? {}) }, required: [...(schema.required ?? [])] };
   for (const part of schema.allOf.map(flattenAllOf)) {
-    Object.assign(merged.properties!, part.properties ?? {});
+    for (const [name, property] of Object.entries(part.properties ?? {})) merged.properties![name] = { ...merged.properties![name], ...property };
     merged.required!.push(...(part.required ?? []));
     if (part.type && !merged.type) merged.type = part.type;
+    // a member that is a union (`allOf: [$ref: Truthy]`) keeps its branches, so values are read towards them
+    for (const union of ['anyOf', 'oneOf'] as const) if (part[union] && !merged[union]) merged[union] = part[union];
   }
   return merged;
 }
@@ -206,8 +211,18 @@ function plain(tree: TextTree): Record<string, unknown> {
   return out;
 }
 
-/** The truthy strings of the plugin (`strict_dates`, `has_events`, `only_with_upcoming`, venue map flags). */
+/**
+ * The plugin's truthy reading (`tribe_is_truthy`) of `has_events`, `only_with_upcoming` and venue `show_map` /
+ * `show_map_link`: a boolean as it is, a number when not 0, a string when it is one of the truthy words.
+ */
 export function isTruthy(value: unknown): boolean {
-  if (value === true || value === 1) return true;
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'number') return value !== 0;
   return typeof value === 'string' && ['true', '1', 'yes', 'y', 'on', 'enable', 'enabled'].includes(value.trim().toLowerCase());
+}
+
+/** PHP's `FILTER_VALIDATE_BOOLEAN`, which the plugin applies to `strict_dates`: `1`, `true`, `on`, `yes` (any case). */
+export function isFilterTrue(value: unknown): boolean {
+  if (typeof value === 'boolean') return value;
+  return ['1', 'true', 'on', 'yes'].includes(String(value ?? '').trim().toLowerCase());
 }

@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
+import { storageFault, type StorageFault } from '../db/faults.js';
+import { Episode, type Logger } from '../log.js';
 import { replayKey, type CachedAnswer } from './cache.js';
 import { entityTag, notModified } from './conditional.js';
 import { ApiError, DatabaseUnavailable, StorageFull } from '../errors.js';
@@ -10,11 +11,16 @@ import type { RequestState } from '../domain/context.js';
 
 const JSON_TYPE = 'application/json; charset=UTF-8';
 
+/**
+ * WordPress's headers, with CORS lists that go beyond WordPress's own: a page on another site can read the list totals,
+ * the tags and dates it revalidates with, the address of what it created, how long a lock-out lasts and the request id,
+ * and may send the conditional headers (a browser sends only what the preflight allows).
+ */
 const COMMON_HEADERS = {
   'X-Robots-Tag': 'noindex',
   'X-Content-Type-Options': 'nosniff',
-  'Access-Control-Expose-Headers': 'X-WP-Total, X-WP-TotalPages, Link',
-  'Access-Control-Allow-Headers': 'Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type',
+  'Access-Control-Expose-Headers': 'X-WP-Total, X-WP-TotalPages, Link, X-TEC-Total, X-TEC-TotalPages, ETag, Last-Modified, Location, Retry-After, X-Request-Id',
+  'Access-Control-Allow-Headers': 'Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type, If-Match, If-None-Match, If-Modified-Since, X-HTTP-Method-Override',
 };
 
 /** What a handler or middleware leaves for the response stage. */
@@ -26,20 +32,59 @@ export interface Outcome {
   bytes?: Buffer;
 }
 
+/** The answer to a storage fault: nothing was changed, and the same request may succeed later. */
+const FAULT_ANSWERS: Record<Fault, () => ApiError> = {
+  full: () => new ApiError(507, 'rest_insufficient_storage', 'The server has no storage left for this change, so nothing was changed. Try again later.'),
+  'read-only': () => new ApiError(503, 'rest_storage_read_only', 'The database cannot be written at the moment, so nothing was changed. Try again later.', {}, { 'Retry-After': '60' }),
+  busy: () => new ApiError(503, 'rest_database_busy', 'The database is busy with other writes, so nothing was changed. Try again.', {}, { 'Retry-After': '1' }),
+  unavailable: () => new ApiError(503, 'rest_database_unavailable', 'The database cannot be reached at the moment (restarting, or the network to it is down). Try again in a moment.', {}, { 'Retry-After': '2' }),
+};
+
 /**
- * Any thrown value as a WordPress error. Faults of the database are 503 (unreachable, restarting: try again soon) or
- * 507 (no space left), logged as warnings; anything else unknown is logged and becomes a 500 that leaks nothing.
+ * A fault of the storage or of the database server, which no request can mend and a retry later may: SQLite reports
+ * its own (faults.ts); the PostgreSQL engine raises StorageFull and DatabaseUnavailable.
  */
-export function toApiError(err: unknown, log: Logger, requestId: string): ApiError {
+type Fault = StorageFault | 'unavailable';
+
+function faultOf(err: unknown): Fault | null {
+  if (err instanceof StorageFull) return 'full';
+  if (err instanceof DatabaseUnavailable) return 'unavailable';
+  return storageFault(err);
+}
+
+/** Storage and database faults met by requests, each run of them logged once when it starts and once when it ends. */
+class StorageFaults {
+  private readonly episodes: Record<Fault, Episode>;
+
+  constructor(log: Logger) {
+    this.episodes = {
+      full: new Episode(log, 'error', 'storage full: writes are refused with 507 until space frees', 'storage has room again'),
+      'read-only': new Episode(log, 'error', 'the database cannot be written: writes are refused with 503', 'the database can be written again'),
+      busy: new Episode(log, 'warn', 'the database stayed locked by another process: writes are refused with 503', 'writes go through again'),
+      unavailable: new Episode(log, 'error', 'the database cannot be reached: requests that need it are answered 503', 'the database answers again'),
+    };
+  }
+
+  answer(fault: Fault, requestId: string, err: Error): ApiError {
+    this.episodes[fault].fail({ requestId, error: err.message });
+    return FAULT_ANSWERS[fault]();
+  }
+
+  /** A request succeeded: the database answers again; after a write, every run of faults has ended. */
+  recovered(wrote: boolean): void {
+    if (!wrote) return this.episodes.unavailable.end();
+    for (const episode of Object.values(this.episodes)) episode.end();
+  }
+}
+
+/**
+ * Any thrown value as a WordPress error. A storage fault becomes a clear 507 or 503; any other unknown error is logged
+ * and becomes a 500 that leaks nothing.
+ */
+function toApiError(err: unknown, log: Logger, requestId: string, storage: StorageFaults): ApiError {
   if (err instanceof ApiError) return err;
-  if (err instanceof DatabaseUnavailable) {
-    log.warn('database unavailable', { requestId, error: String((err.cause as Error | undefined)?.message ?? err.message) });
-    return new ApiError(503, 'rest_database_unavailable', 'The database is unavailable; try again in a moment.', {}, { 'Retry-After': String(err.retryAfterSeconds) });
-  }
-  if (err instanceof StorageFull) {
-    log.warn('storage full', { requestId });
-    return new ApiError(507, 'rest_insufficient_storage', 'The database has no space left to store this change; nothing was changed.');
-  }
+  const fault = faultOf(err);
+  if (fault) return storage.answer(fault, requestId, err as Error);
   log.error('unexpected error', { requestId, error: err instanceof Error ? err.stack ?? err.message : String(err) });
   return new ApiError(500, 'rest_internal_error', 'The server could not answer this request.');
 }
@@ -76,6 +121,7 @@ function headerLines(res: ServerResponse): string[] {
  * `_envelope`, adds the headers every WordPress REST answer carries, and writes the JSON.
  */
 export function respond(config: Config, log: Logger): Middleware {
+  const storage = new StorageFaults(log);
   return async (ctx, next) => {
     const started = Date.now();
     const requestId = nextRequestId();
@@ -87,12 +133,13 @@ export function respond(config: Config, log: Logger): Middleware {
       outcome = cached ? { status: cached.status, body: undefined, headers: cached.headers, bytes: cached.bytes } : (ctx.state.outcome as Outcome);
       if (!outcome) throw new Error('no handler produced an answer');
     } catch (err) {
-      const apiError = toApiError(err, log, requestId);
+      const apiError = toApiError(err, log, requestId, storage);
       outcome = { status: apiError.status, body: apiError.toBody(), headers: { ...apiError.headers } };
     }
     const routed = ctx.state.routed as RoutedRequest | undefined;
     const authenticated = Boolean(ctx.state.user);
     const reading = ctx.method === 'GET' || ctx.method === 'HEAD';
+    if (ctx.method !== 'OPTIONS' && outcome.status < 400) storage.recovered(!reading);
 
     ctx.set(COMMON_HEADERS);
     const cachedPrefix = (ctx.state.cached as CachedAnswer | undefined)?.linkPrefix;
@@ -146,7 +193,7 @@ export function respond(config: Config, log: Logger): Middleware {
         status = 304;
         bytes = undefined;
       }
-      if (!authenticated) ctx.set('Cache-Control', routed?.rawQuery.password !== undefined ? 'private, max-age=0, must-revalidate' : 'public, max-age=0, must-revalidate');
+      if (!authenticated) ctx.set('Cache-Control', routed?.query.password !== undefined ? 'private, max-age=0, must-revalidate' : 'public, max-age=0, must-revalidate');
     }
     if (!routed?.envelope || outcome.bytes !== undefined) ctx.set(headers);
     ctx.status = status;
@@ -161,7 +208,7 @@ export function respond(config: Config, log: Logger): Middleware {
       keepReplay?.(kept, replayKey(status, origin), () => headerLines(ctx.res));
     }
     ctx.set('X-Request-Id', requestId);
-    log.debug('request', { requestId, method: ctx.method, path: ctx.path, status, user: ctx.state.user?.login, ms: Date.now() - started });
+    log.debug('request', { requestId, method: ctx.method, path: ctx.path, status, user: ctx.state.user?.login, ms: Date.now() - started, cached: ctx.state.cached !== undefined || undefined });
   };
 }
 

@@ -1,3 +1,5 @@
+import { DateTime, FixedOffsetZone, type Zone } from 'luxon';
+import { parseDateInput, toWire } from '../domain/dates.js';
 import { flattenAllOf, type SchemaNode } from './params.js';
 import { loadSpec, NAMESPACE, NAMESPACE_PATH, REST_ROOT, type HttpMethod } from './spec.js';
 
@@ -9,7 +11,15 @@ export interface RouteDescription {
   _links?: { self: { href: string }[] };
 }
 
-type Parameter = { name: string; in: string; required?: boolean; description?: string; schema?: SchemaNode };
+type Parameter = { name: string; in: string; required?: boolean; description?: string; schema?: SchemaNode; 'x-wp-arg'?: WpArg };
+/**
+ * The keywords the plugin declares for one of its arguments (`x-wp-arg` in the spec: `type`, `format`, `items`,
+ * `enum`, `default`, as its index shows them), which the index shows instead of those of Almanac's schema.
+ */
+type WpArg = Record<string, unknown>;
+/** A default the plugin computes when the request comes: a relative time, shown in the site timezone or in UTC. */
+interface ComputedDefault { 'x-computed': string; 'x-shown-in': 'site' | 'utc' }
+const isComputed = (value: unknown): value is ComputedDefault => typeof value === 'object' && value !== null && 'x-computed' in value;
 type OperationObject = { parameters?: (Parameter | { $ref: string })[]; requestBody?: unknown };
 
 function resolve<T>(node: T): T {
@@ -35,8 +45,13 @@ export function routePattern(specPath: string): string {
     .replace('{slug}', '(?P<slug>[^/]+)');
 }
 
-function argOf(schema: SchemaNode | undefined, description: string | undefined, required: boolean): Record<string, unknown> {
+/**
+ * One argument as the index describes it: the plugin's keywords for the plugin's arguments (`x-wp-arg`), those of
+ * the schema for Almanac's own; then the description and `required`.
+ */
+function argOf(schema: SchemaNode | undefined, description: string | undefined, required: boolean, wpArg = resolve(schema ?? {})['x-wp-arg'] as WpArg | undefined): Record<string, unknown> {
   const s = resolveSchema(schema);
+  if (wpArg) return { ...wpArg, description: description ?? (s.description as string | undefined) ?? 'No description provided', required };
   const arg: Record<string, unknown> = {};
   if (s.default !== undefined) arg.default = s.default;
   arg.description = description ?? (s.description as string | undefined) ?? 'No description provided';
@@ -53,7 +68,7 @@ function argsOf(op: OperationObject): Record<string, Record<string, unknown>> | 
   const args: Record<string, Record<string, unknown>> = {};
   for (const p of (op.parameters ?? []).map((x) => resolve(x) as Parameter)) {
     if (p.in === 'header') continue; // conditional-request headers are not WordPress arguments
-    args[p.name] = argOf(p.schema, p.description, Boolean(p.required));
+    args[p.name] = argOf(p.schema, p.description, Boolean(p.required), p['x-wp-arg']);
   }
   const body = resolve(op.requestBody as { content?: Record<string, { schema?: SchemaNode }> } | undefined);
   const schema = body?.content?.['application/json']?.schema;
@@ -85,6 +100,34 @@ export function describeRoute(specPath: string, linkBase: string): RouteDescript
   };
   if (!specPath.includes('{')) description._links = { self: [{ href: linkBase + specPath }] };
   return description;
+}
+
+/**
+ * The routes with the defaults the plugin computes per request filled in for `now` (`start_date`: yesterday 23:59 UTC
+ * in site time; `end_date`: 24 months ahead, UTC). Only the routes and endpoints holding one are copied.
+ */
+export function withComputedDefaults(routes: Record<string, RouteDescription>, siteZone: Zone, now: DateTime = DateTime.utc()): Record<string, RouteDescription> {
+  const fill = (args: Record<string, Record<string, unknown>> | []) => {
+    if (Array.isArray(args) || !Object.values(args).some((a) => isComputed(a.default))) return args;
+    const filled: Record<string, Record<string, unknown>> = {};
+    for (const [name, arg] of Object.entries(args)) filled[name] = isComputed(arg.default) ? { ...arg, default: computedDefault(arg.default, siteZone, now) } : arg;
+    return filled;
+  };
+  const out: Record<string, RouteDescription> = {};
+  for (const [pattern, route] of Object.entries(routes)) {
+    const endpoints = route.endpoints.map((e) => {
+      const args = fill(e.args);
+      return args === e.args ? e : { ...e, args };
+    });
+    out[pattern] = endpoints.every((e, i) => e === route.endpoints[i]) ? route : { ...route, endpoints };
+  }
+  return out;
+}
+
+function computedDefault(rule: ComputedDefault, siteZone: Zone, now: DateTime): string {
+  // the plugin resolves the phrase on the UTC clock, then shows it in the site timezone or as UTC
+  const instant = parseDateInput(rule['x-computed'], FixedOffsetZone.utcInstance, now)!.value;
+  return toWire(rule['x-shown-in'] === 'site' ? instant.setZone(siteZone) : instant.toUTC());
 }
 
 /** Every route of the namespace, keyed by pattern, in the order of the spec (the plugin's order). */

@@ -12,9 +12,9 @@ import { CAPABILITY_TYPE, mayChange, mayRead, resolveStatus, unlocks } from '../
 import { PostView, type ViewOptions } from '../domain/postView.js';
 import { TAXONOMY } from '../domain/termView.js';
 import { isTruthy } from '../http/params.js';
-import { sanitizeTextField, slugify, webUrl } from '../domain/text.js';
+import { collationKey, sanitizeTextField, slugify, webUrl } from '../domain/text.js';
 import { entityTag, httpDate, requireMatch } from '../http/conditional.js';
-import { ApiError, forbidden, invalidParam, invalidParams } from '../errors.js';
+import { ApiError, forbidden, forbiddenContext, invalidParam, invalidParams } from '../errors.js';
 import { allowedMethods } from '../http/routeIndex.js';
 import { NAMESPACE_PATH } from '../http/spec.js';
 import type { RequestState } from '../domain/context.js';
@@ -32,6 +32,11 @@ const NOUN: Record<PostType, string> = { event: 'event', venue: 'venue', organiz
 
 /** The `password` a request's query carries, for the routes that declare one (an `If-Match` compares with a GET that sends it). */
 export const passwordOf = (c: { request: { query: object } }) => (c.request.query as { password?: string }).password;
+
+/** What a read of events, venues and organizers takes besides filters: the record password and the context. */
+export type ReadQuery = { password?: string; context?: string };
+/** `context=edit`, compared as WordPress does (exactly). */
+export const isEditContext = (query: { context?: string }) => query.context === 'edit';
 
 /** The trash suffix WordPress gives a trashed record's slug, freeing the original. */
 const TRASHED = '__trashed';
@@ -75,30 +80,35 @@ export class PostService {
 
   /** The event an id names, with the plugin's errors (404, 400, 403 trashed / not accessible / password). */
   async readableEvent(id: number, password: string | undefined): Promise<EventRecord> {
-    return this.readable(await this.eventById(id), password);
+    return this.readable(await this.eventById(id), password, false);
   }
 
-  /** An event record as read, if this caller may read it (the errors of `readableEvent`). */
-  private readable(event: EventRecord, password: string | undefined): EventRecord {
+  /**
+   * An event record as read, if this caller may read it (the errors of `readableEvent`). In the edit context, which
+   * only a caller who may edit the event gets, its password does not stand in the way, as in the plugin.
+   */
+  private readable(event: EventRecord, password: string | undefined, edit: boolean): EventRecord {
     if (event.status === 'trash') throw new ApiError(403, 'event-no-longer-available', 'This event is no longer available');
     if (!mayRead(this.state.user, event, this.nowUtc)) throw new ApiError(403, 'event-not-accessible', 'The requested event is not accessible');
-    if (!unlocks(event, password)) throw new ApiError(403, 'event-password-protected', 'The requested event is not accessible without a password');
+    if (!edit && !unlocks(event, password)) throw new ApiError(403, 'event-password-protected', 'The requested event is not accessible without a password');
     return event;
   }
 
   /** What this caller's GET of the record answers (`password` as that GET would send it). */
   async single(record: PostRecord, password: string | undefined): Promise<unknown> {
-    return (await this.singleAnswer(record, password)).body;
+    return (await this.singleAnswer(record, password, false)).body;
   }
 
   /**
    * A GET by id or slug: the body, and its `Last-Modified`: the record's own change or, when later, that of the venue
-   * or organizers it names (as the view read them). Terms have no modification time; the ETag covers them.
+   * or organizers it names (as the view read them). Terms have no modification time; the ETag covers them. `edit`:
+   * the edit context, refused to a caller who may not edit the record.
    */
-  async singleAnswer(record: PostRecord, password: string | undefined): Promise<{ body: unknown; headers: { 'Last-Modified': string } }> {
-    const readable = record.type === 'event' ? this.readable(record, password) : this.readableLinked(record);
+  async singleAnswer(record: PostRecord, password: string | undefined, edit: boolean): Promise<{ body: unknown; headers: { 'Last-Modified': string } }> {
+    if (edit && !mayChange('edit', this.state.user, record)) throw forbiddenContext(this.state.user !== null, 'Sorry, you are not allowed to edit this post.');
+    const readable = record.type === 'event' ? this.readable(record, password, edit) : this.readableLinked(record);
     const view = new PostView(this.repos, this.state, this.nowUtc);
-    const body = (await this.view([readable], { single: true, password }, view))[0]!;
+    const body = (await this.view([readable], { single: true, password, edit }, view))[0]!;
     let latest = record.modifiedUtc;
     for (const linked of view.linkedRead()) if (linked.modifiedUtc > latest) latest = linked.modifiedUtc;
     return { body, headers: { 'Last-Modified': httpDate(latest) } };
@@ -106,7 +116,7 @@ export class PostService {
 
   /** The answer of a write: the record as this write left it, never blanked for a caller who may edit it. */
   async written(record: PostRecord): Promise<never> {
-    return (await this.view([record], { single: false, write: true }))[0] as never;
+    return (await this.view([record], { single: false, edit: true }))[0] as never;
   }
 
   /**
@@ -152,6 +162,13 @@ export class PostService {
     const found = id === null ? null : await this.repos.posts.findOfType(type, id);
     if (!found) throw invalidParam('slug');
     return found;
+  }
+
+  /** A list in the edit context: only for a caller who may edit records of the type, as WordPress answers. */
+  requireEditContextOf(type: PostType): void {
+    if (!hasCapabilities(this.state.user?.role ?? null, [`edit_${CAPABILITY_TYPE[type]}`])) {
+      throw forbiddenContext(this.state.user !== null, 'Sorry, you are not allowed to edit posts in this post type.');
+    }
   }
 
   // ---- writes (inside a write unit: `now` is when the write lock was taken) ------------------------------------
@@ -211,14 +228,20 @@ export class PostService {
     return (await this.repos.posts.findById(current.id)) as R;
   }
 
-  /** DESIGN §5 #26: an existing same-language record of that name the caller may edit is updated instead. */
+  /**
+   * DESIGN §5 #26: an existing same-language record of that name the caller may edit is updated instead. Names, and
+   * descriptions when one is sent, compare as WordPress's collation compares them (`Café Zürich` = `cafe zurich`).
+   */
   private async createOrMatch(type: 'venue' | 'organizer', body: VenueFields & OrganizerFields): Promise<number> {
     const name = (type === 'venue' ? body.venue : body.organizer) ?? '';
     if (body.translation_of === undefined) {
-      for (const id of await this.repos.posts.sameName(type, this.state.lang, name.trim())) {
+      const unfiltered = hasCapabilities(this.state.user?.role ?? null, ['unfiltered_html']);
+      // compared as they would be stored
+      const description = body.description ? collationKey(cleanHtml(body.description, 'content', unfiltered)) : null;
+      for (const id of await this.repos.posts.sameName(type, this.state.lang, cleanHtml(name.trim(), 'title', unfiltered))) {
         const candidate = (await this.repos.posts.findOfType(type, id))!;
         if (!mayChange('edit', this.state.user, candidate)) continue;
-        if (body.description !== undefined && candidate.content !== body.description) continue;
+        if (description !== null && collationKey(candidate.content) !== description) continue;
         await this.repos.posts.update(Object.assign(await this.linkedRecord(type, body, candidate), { id, translationGroup: candidate.translationGroup }) as PostRecord);
         return id;
       }
@@ -249,7 +272,7 @@ export class PostService {
 
     let date: { local: string; utc: string };
     try {
-      date = publicationDate(body, dateZone, this.config.siteTimezone, current ? fromUtcWire(current.dateUtc) : this.now);
+      date = publicationDate(body, dateZone, this.config.siteTimezone, current ? fromUtcWire(current.dateUtc) : this.now, this.now);
     } catch (err) {
       if (err instanceof TimeInputError) throw invalidParam(err.param);
       throw err;
@@ -271,14 +294,7 @@ export class PostService {
       slug = await this.uniqueSlug(type, lang, from, current?.id ?? null);
     }
 
-    let translationOf: number | null = null;
-    if (!current && body.translation_of !== undefined) {
-      const target = await this.repos.posts.findById(body.translation_of);
-      if (!target || target.type !== type) throw invalidParams({ translation_of: `No ${NOUN[type]} has the id ${body.translation_of}.` });
-      const taken = (await this.repos.posts.translations(type, [target.translationGroup])).get(target.translationGroup)?.[lang];
-      if (taken !== undefined) throw invalidParams({ translation_of: `The translation group of ${target.id} already has a ${lang} ${NOUN[type]} (id ${taken}).` });
-      translationOf = target.id;
-    }
+    const translationOf = !current && body.translation_of !== undefined ? await this.translationTarget(type, body.translation_of, lang) : null;
 
     const unfiltered = hasCapabilities(caller?.role ?? null, ['unfiltered_html']);
     return {
@@ -300,6 +316,24 @@ export class PostService {
       globalIdLineage: current?.globalIdLineage ?? [],
       translationOf,
     };
+  }
+
+  /**
+   * The record whose translation group a new record joins (`translation_of`). Joining changes that record's group, so
+   * it needs the right to edit it; one the caller may not read is answered as an unknown id, so that no private id
+   * can be probed. The group must have no record of the language yet (named only when the caller may read it).
+   */
+  private async translationTarget(type: PostType, id: number, lang: PostBase['lang']): Promise<number> {
+    const caller = this.state.user;
+    const target = await this.repos.posts.findById(id);
+    if (!target || target.type !== type || !mayRead(caller, target, this.nowUtc)) throw invalidParams({ translation_of: `No ${NOUN[type]} has the id ${id}.` });
+    if (!mayChange('edit', caller, target)) throw new ApiError(403, 'rest_cannot_edit', `Sorry, you are not allowed to add a translation to this ${NOUN[type]}.`);
+    const taken = (await this.repos.posts.translationMembers(type, [target.translationGroup])).get(target.translationGroup)?.find((m) => m.lang === lang);
+    if (taken) {
+      const which = mayRead(caller, taken, this.nowUtc) ? ` (id ${taken.id})` : '';
+      throw invalidParams({ translation_of: `The translation group of ${target.id} already has a ${lang} ${NOUN[type]}${which}.` });
+    }
+    return target.id;
   }
 
   /** `slug` made unique among records of the type and language (`-2`, `-3`, …), ignoring the record itself. */
@@ -380,7 +414,7 @@ export class PostService {
     const state = text('state', v?.state);
     const province = text('province', v?.province);
     const derived = !country || country === 'US' || country === 'United States' ? state : province;
-    const map = (sent: string | undefined, stored: boolean | undefined) => (sent !== undefined ? isTruthy(sent) : (stored ?? true));
+    const map = (sent: string | boolean | undefined, stored: boolean | undefined) => (sent !== undefined ? isTruthy(sent) : (stored ?? true));
     const geoLat = body.geo_lat ?? v?.geoLat ?? null;
     const geoLng = body.geo_lng ?? v?.geoLng ?? null;
     return Object.assign(base, {

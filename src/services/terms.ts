@@ -1,18 +1,22 @@
 import type { Engine, Repositories } from '../db/engine.js';
 import type { Taxonomy, TermListQuery, TermRecord } from '../db/records.js';
+import { DateTime } from 'luxon';
 import { hasCapabilities } from '../domain/capabilities.js';
+import { toWire } from '../domain/dates.js';
+import { eventAsFilter } from '../domain/postRules.js';
 import { cleanHtml } from '../domain/html.js';
+import { depthProblem, MAX_PER_PAGE } from '../domain/listLimits.js';
 import { TAXONOMY, termToWire, type TermViewContext } from '../domain/termView.js';
 import { sanitizeTextField, slugify } from '../domain/text.js';
 import { entityTag, requireMatch } from '../http/conditional.js';
-import { ApiError, invalidParam, invalidParams } from '../errors.js';
+import { ApiError, forbiddenContext, invalidParam, invalidParams } from '../errors.js';
 import { pageUrl, sentParams } from '../http/links.js';
 import type { OperationContext, QueryOf, RequestBody } from '../http/operation.js';
 import { allowedMethods } from '../http/routeIndex.js';
+import { isEditContext } from './posts.js';
 import { NAMESPACE_PATH } from '../http/spec.js';
 import type { RequestState } from '../domain/context.js';
 
-const MAX_PER_PAGE = 50;
 const ORDER_BY = new Set<TermListQuery['orderBy']>(['name', 'id', 'slug', 'count', 'description', 'include', 'none']);
 
 type TermListParams = QueryOf<'listCategories'> & QueryOf<'listTags'>;
@@ -50,11 +54,22 @@ export class TermService<T extends Taxonomy> {
     return term;
   }
 
+  /**
+   * `context=edit` is only for a caller who may edit terms of this taxonomy (the capabilities of its update), as
+   * WordPress answers; it changes nothing else in a term's answer.
+   */
+  private requireEditContext(query: { context?: string }, state: RequestState, message: string): void {
+    if (!isEditContext(query)) return;
+    if (!allowedMethods(this.itemPath, (caps) => hasCapabilities(state.user?.role ?? null, caps)).includes('PUT')) throw forbiddenContext(state.user !== null, message);
+  }
+
   list(c: OperationContext<'listCategories'> | OperationContext<'listTags'>, state: RequestState) {
     return this.engine.read(async (repos) => {
       const q = c.request.query as TermListParams;
       const page = q.page ?? 1;
       const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
+      const tooDeep = depthProblem(page, perPage);
+      if (tooDeep) throw invalidParams({ page: tooDeep });
       const problems: Record<string, string> = {};
       const resolveAll = async (name: 'include' | 'exclude', refs: (number | string)[] | undefined) => {
         if (!refs) return undefined;
@@ -66,11 +81,17 @@ export class TermService<T extends Taxonomy> {
       const include = await resolveAll('include', q.include);
       const exclude = await resolveAll('exclude', q.exclude);
       if (q.parent !== undefined && q.parent !== 0 && (await repos.terms.findById(q.parent))?.taxonomy !== 'category') problems.parent = 'Invalid parameter.';
+      // an event the caller may not read is answered as an unknown one; a protected one's terms only to its editors
+      let event: TermListQuery['event'];
       for (const name of ['post', 'event'] as const) {
         const id = q[name];
-        if (id !== undefined && (await repos.posts.typeOf(id)) !== 'event') problems[name] = 'Invalid parameter.';
+        if (id === undefined) continue;
+        const seen = eventAsFilter(await repos.posts.findOfType('event', id), state.user, toWire(DateTime.utc()), undefined);
+        if (!seen) problems[name] = 'Invalid parameter.';
+        else if (id === (q.event ?? q.post)) event = seen;
       }
       if (Object.keys(problems).length > 0) throw invalidParams(problems);
+      this.requireEditContext(q, state, 'Sorry, you are not allowed to edit terms in this taxonomy.');
 
       const orderBy = (q.orderby ?? 'name').toLowerCase().replace(/^term_id$/, 'id').replace(/^include_slugs$/, 'include');
       const { items, total } = await repos.terms.list({
@@ -80,7 +101,7 @@ export class TermService<T extends Taxonomy> {
         include,
         exclude,
         parentId: this.taxonomy === 'category' ? q.parent : undefined,
-        eventId: q.event ?? q.post,
+        event,
         slug: q.slug,
         hideEmpty: q.hide_empty ?? true,
         orderBy: ORDER_BY.has(orderBy as TermListQuery['orderBy']) ? (orderBy as TermListQuery['orderBy']) : 'name',
@@ -104,8 +125,12 @@ export class TermService<T extends Taxonomy> {
     });
   }
 
-  get(id: number, state: RequestState) {
-    return this.engine.read(async (repos) => this.wire(repos, await this.existing(repos, id), state, true));
+  get(id: number, state: RequestState, query: { context?: string } = {}) {
+    return this.engine.read(async (repos) => {
+      const term = await this.existing(repos, id);
+      this.requireEditContext(query, state, 'Sorry, you are not allowed to edit this term.');
+      return this.wire(repos, term, state, true);
+    });
   }
 
   create(fields: TermFields, raw: Record<string, unknown>, state: RequestState) {

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { lockoutPathOf } from '../../src/db/sqlite/authFailures.js';
 
 /** The engine the tests run against: the vitest project sets it (README "Development"). */
 export const TEST_ENGINE: 'sqlite' | 'postgres' = process.env.ALMANAC_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
@@ -30,7 +31,27 @@ export async function testDatabase(path: string): Promise<TestDatabase> {
   await onCluster(cluster, `CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`);
   const url = new URL(cluster);
   url.pathname = `/${name}`;
-  return { path, url: url.href, drop: () => onCluster(cluster, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return {
+    path,
+    url: url.href,
+    drop: async () => {
+      await endPool(url.href);
+      await onCluster(cluster, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+/** A few connections per test database, kept between statements: a connection per statement made tests slow. */
+const pools = new Map<string, pg.Pool>();
+const poolOf = (url: string): pg.Pool => {
+  let pool = pools.get(url);
+  if (!pool) pools.set(url, (pool = new pg.Pool({ connectionString: url, max: 2, idleTimeoutMillis: 5_000 })));
+  return pool;
+};
+async function endPool(url: string): Promise<void> {
+  const pool = pools.get(url);
+  pools.delete(url);
+  await pool?.end();
 }
 
 async function onCluster(url: string, statement: string): Promise<void> {
@@ -64,8 +85,7 @@ export async function rawSql<T>(database: TestDatabase, text: string, params: un
       db.close();
     }
   }
-  const client = new pg.Client({ connectionString: database.url });
-  await client.connect();
+  const client = await poolOf(database.url).connect();
   const numbered = (sql: string) => {
     let n = 0;
     return sql.replace(/\?/g, () => `$${++n}`);
@@ -79,6 +99,32 @@ export async function rawSql<T>(database: TestDatabase, text: string, params: un
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Runs one statement with `?` parameters on the failed-authentication counts of a database, as another process or
+ * node reaches them: SQLite keeps them in a file of their own beside the database (`<database>-lockout`), PostgreSQL
+ * in the table `auth_failures` of the shared database. No change-log row: no writer of Almanac leaves one for them.
+ */
+export async function lockoutSql<T>(database: Pick<TestDatabase, 'path' | 'url'>, text: string, params: unknown[]): Promise<T[]> {
+  if (database.url === null) {
+    const db = new Database(lockoutPathOf(database.path));
+    try {
+      db.pragma('busy_timeout = 5000');
+      const statement = db.prepare(text);
+      return statement.reader ? (statement.all(...params) as T[]) : (statement.run(...params), []);
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    let n = 0;
+    return (await client.query(text.replace(/\?/g, () => `$${++n}`), params)).rows as T[];
   } finally {
     await client.end();
   }

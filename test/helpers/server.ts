@@ -1,6 +1,8 @@
 import createClient, { type Middleware } from 'openapi-fetch';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
 import { Agent, request as httpRequest, type Server } from 'node:http';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { paths } from '../../generated/api.js';
@@ -13,7 +15,7 @@ import { addGeneratedPassword, ensureBootstrapAdmin } from '../../src/domain/pas
 import { createLogger } from '../../src/log.js';
 import { createHttpServer } from '../../src/server.js';
 import { ContractChecker } from './contract.js';
-import { rawSql, testDatabase, TEST_ENGINE, type TestDatabase } from './engines.js';
+import { lockoutSql as lockoutSqlOn, rawSql, testDatabase, TEST_ENGINE, type TestDatabase } from './engines.js';
 
 export const NS = '/wp-json/tribe/events/v1';
 export interface Credentials { login: string; password: string }
@@ -51,10 +53,17 @@ export class TestServer {
     const logs: string[] = [];
     const { listener } = await createApp({ engine, config, log: createLogger(config.logLevel, (line) => logs.push(line)) });
     await ensureBootstrapAdmin(engine, 'admin', 'bootstrap-secret');
-    const server = createHttpServer(listener);
+    const server = createHttpServer(listener, config);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
     return new TestServer(`http://127.0.0.1:${port}`, engine, config, server, dir, database, logs);
+  }
+
+  /** Whether the front answer (front.ts), not the pipeline, answered the request of this id (its debug log line says so). */
+  frontAnswered(requestId: string): boolean {
+    const line = this.logs.map((l) => JSON.parse(l) as { requestId?: string; msg?: string; front?: boolean }).find((l) => l.requestId === requestId && l.msg === 'request');
+    if (!line) throw new Error(`no log line of request ${requestId} (start the server with logLevel 'debug')`);
+    return line.front === true;
   }
 
   /** A new user with this role and a generated application password. */
@@ -135,6 +144,44 @@ export class TestServer {
   }
 
   /**
+   * A connection of its own for raw HTTP/1.1, for what no client sends (a lying Content-Length, a body trickled, many
+   * requests landing at once); the answer is checked too. Send `Connection: close`: the answer is read to the close.
+   */
+  async connect(): Promise<RawConnection> {
+    const socket = createConnection({ host: '127.0.0.1', port: Number(new URL(this.baseUrl).port) });
+    await once(socket, 'connect');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    const closed = new Promise<number>((resolve) => socket.once('close', () => resolve(performance.now())));
+    socket.on('error', () => undefined); // a reset shows as a close without an answer
+    let sentAt = 0;
+    let request = '';
+    return {
+      send: (text) => {
+        if (sentAt === 0) sentAt = performance.now();
+        request += text;
+        return socket.writable && socket.write(text);
+      },
+      answer: async (withinMs = 30_000) => {
+        const timer = setTimeout(() => socket.destroy(), withinMs);
+        const at = await closed;
+        clearTimeout(timer);
+        const text = Buffer.concat(chunks).toString('utf8');
+        const [head = '', ...rest] = text.split('\r\n\r\n');
+        const [statusLine = '', ...headerLines] = head.split('\r\n');
+        const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine)?.[1] ?? 0);
+        const headers = new Headers(headerLines.map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()] as [string, string]));
+        const body = parseBody(rest.join('\r\n\r\n'), headers);
+        if (status > 0) {
+          const [method = '', target = '/'] = request.split(' ', 2);
+          await checkAnswer(method, this.baseUrl + target, status, body, headers.get('Content-Type'));
+        }
+        return { status, headers, body, ms: at - sentAt };
+      },
+    };
+  }
+
+  /**
    * GETs over one kept-alive connection (node:http, one socket), for what depends on the connection; checked too.
    * `reused` says whether a request went over the socket of an earlier one.
    */
@@ -171,13 +218,39 @@ export class TestServer {
 /** Checks a response any client received against the spec (see ContractChecker). */
 export async function checkResponse(method: string, response: Response): Promise<void> {
   const text = await response.clone().text();
-  await contract.check(method, response.url, response.status, parseBody(text, response.headers), response.headers.get('Content-Type'));
+  await checkAnswer(method, response.url, response.status, parseBody(text, response.headers), response.headers.get('Content-Type'));
+}
+
+/** Checks an answer received by other means (node:http, a raw socket) against the spec; `body` as parsed. */
+export function checkAnswer(method: string, url: string, status: number, body: unknown, contentType: string | null): Promise<void> {
+  return contract.check(method, url, status, body, contentType);
+}
+
+/** Checks an answer received as text with its headers (from a browser, a proxy) against the spec. */
+export function checkTextAnswer(method: string, url: string, status: number, text: string, headers: Headers): Promise<void> {
+  return checkAnswer(method, url, status, parseBody(text, headers), headers.get('Content-Type'));
 }
 
 /** A JSON answer parsed; any other (a calendar, the documentation page) as its text. */
 function parseBody(text: string, headers: Headers): any {
   if (!text) return undefined;
   return (headers.get('Content-Type') ?? '').startsWith('application/json') ? JSON.parse(text) : text;
+}
+
+/** A raw connection (see `TestServer.connect`). */
+export interface RawConnection {
+  /** Writes text; false once the server has closed its side. */
+  send(text: string): boolean;
+  /** The answer, once the server has closed the connection (status 0: closed, or not within `withinMs`, without one); `ms` since the first `send`. */
+  answer(withinMs?: number): Promise<{ status: number; headers: Headers; body: any; ms: number }>;
+}
+
+/**
+ * Raw SQL, `?` for parameters, on the failed-authentication counts of a server's database, as another process or node
+ * reaches them (SQLite: the file `<database>-lockout`; PostgreSQL: the table `auth_failures`), without a change-log row.
+ */
+export function lockoutSql<T = Record<string, unknown>>(s: TestServer, text: string, ...params: unknown[]): Promise<T[]> {
+  return lockoutSqlOn<T>({ path: s.config.dbPath, url: s.config.databaseUrl }, text, params);
 }
 
 export function basic(c: Credentials): string {

@@ -2,7 +2,7 @@ import { DateTime } from 'luxon';
 import type pg from 'pg';
 import type { Engine, Repositories, WriteUnit } from '../engine.js';
 import { GenerationTracker, utcNowWire } from '../generation.js';
-import { PostgresAuthFailures } from './authFailures.js';
+import { PostgresLockout } from './authFailures.js';
 import { classify, openPool, type Queryable } from './connection.js';
 import { CoalescedReader } from './generation.js';
 import { PostgresGroupCommit } from './groupCommit.js';
@@ -16,11 +16,13 @@ import { PostgresUsers } from './users.js';
 export interface PostgresOptions {
   /** Connections this process may hold (ALMANAC_DB_POOL). */
   pool: number;
+  /** The most (address, account) pairs the lock-out keeps (ALMANAC_AUTH_TRACKED_PAIRS). */
+  trackedPairs?: number;
 }
 
 /** The repositories of a pool (reads, bookkeeping) or of one transaction's connection (writes). */
 export function repositoriesOf(db: Queryable): Repositories {
-  return { posts: new PostgresPosts(db), terms: new PostgresTerms(db), users: new PostgresUsers(db), media: new PostgresMedia(db), authFailures: new PostgresAuthFailures(db) };
+  return { posts: new PostgresPosts(db), terms: new PostgresTerms(db), users: new PostgresUsers(db), media: new PostgresMedia(db) };
 }
 
 /** Change log rows older than this are pruned (a node that missed that many changes starts its caches afresh). */
@@ -36,13 +38,15 @@ const CHANGE_LOG_DAYS = 1;
 export class PostgresEngine implements Engine {
   readonly kind = 'postgres' as const;
   private readonly group: PostgresGroupCommit;
-  private readonly readings: CoalescedReader<{ seq: number; due: string | null }>;
+  private readonly readings: CoalescedReader<{ seq: number; due: string | null; lockout: number }>;
   private readonly tracker = new GenerationTracker();
   private readonly repos: Repositories;
   private closed = false;
+  readonly lockout: PostgresLockout;
 
-  private constructor(private readonly pool: pg.Pool, readonly applied: number[]) {
+  private constructor(private readonly pool: pg.Pool, readonly applied: number[], trackedPairs: number) {
     this.repos = repositoriesOf(pool);
+    this.lockout = new PostgresLockout(pool, trackedPairs);
     let pruned = 0;
     this.group = new PostgresGroupCommit(pool, () => {
       const now = Date.now();
@@ -55,9 +59,10 @@ export class PostgresEngine implements Engine {
       return sql;
     });
     this.readings = new CoalescedReader(async () => {
-      const rows = await query<{ seq: number; due: string | null }>(pool,
-        `SELECT (SELECT MAX(seq) FROM change_log) AS seq, (${NEXT_SCHEDULED}) AS due`, [utcNowWire()]);
-      return { seq: rows[0]?.seq ?? 0, due: rows[0]?.due ?? null };
+      const rows = await query<{ seq: number; due: string | null; lockout: number | null }>(pool,
+        `SELECT (SELECT MAX(seq) FROM change_log) AS seq, (${NEXT_SCHEDULED}) AS due, (SELECT MAX(version) FROM auth_failures_version) AS lockout`,
+        [utcNowWire()]);
+      return { seq: rows[0]?.seq ?? 0, due: rows[0]?.due ?? null, lockout: rows[0]?.lockout ?? 0 };
     });
   }
 
@@ -66,7 +71,7 @@ export class PostgresEngine implements Engine {
     const pool = openPool(url, { max: options.pool }, () => undefined);
     try {
       const applied = await migratePostgres(pool);
-      return new PostgresEngine(pool, applied);
+      return new PostgresEngine(pool, applied, options.trackedPairs ?? 100_000);
     } catch (err) {
       await pool.end();
       throw classify(err);
@@ -86,7 +91,8 @@ export class PostgresEngine implements Engine {
   }
 
   async generation(): Promise<string> {
-    const { seq, due } = await this.readings.get();
+    const { seq, due, lockout } = await this.readings.get();
+    this.lockout.observe(lockout);
     return this.tracker.advance(seq, utcNowWire(), () => due);
   }
 
@@ -106,6 +112,14 @@ export class PostgresEngine implements Engine {
 
   async migrate(): Promise<number[]> {
     return migratePostgres(this.pool);
+  }
+
+  async checkWritable(): Promise<void> {
+    try {
+      await query(this.pool, 'UPDATE almanac_schema SET version = version', []);
+    } catch (err) {
+      throw classify(err);
+    }
   }
 
   async close(): Promise<void> {

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { join } from 'node:path';
 import { projectRoot } from '../../paths.js';
 import { loadMigrations, MigrationError, type Migration } from '../migrations.js';
+import { BACKFILLS } from './backfill.js';
 
 export const postgresMigrationsDir = join(projectRoot, 'src', 'db', 'postgres', 'migrations');
 
@@ -17,10 +18,10 @@ export async function schemaVersion(db: pg.Pool | pg.PoolClient): Promise<number
 }
 
 /**
- * Brings the database to the newest schema. Each pending migration runs in one transaction together with the
- * version bump, so a crash leaves the database at a whole version; the whole run holds an advisory lock, so a second
- * node starting at the same moment waits and then finds nothing left to do. Refuses a database newer than this code.
- * Returns the versions applied.
+ * Brings the database to the newest schema. Each pending migration runs in one transaction together with its step in
+ * TypeScript, if it has one (backfill.ts), and the version bump, so a crash leaves the database at a whole version;
+ * the whole run holds an advisory lock, so a second node starting at the same moment waits and then finds nothing
+ * left to do. Refuses a database newer than this code. Returns the versions applied.
  */
 export async function migratePostgres(pool: pg.Pool, migrations: Migration[] = loadMigrations(postgresMigrationsDir)): Promise<number[]> {
   const client = await pool.connect();
@@ -38,6 +39,7 @@ export async function migratePostgres(pool: pg.Pool, migrations: Migration[] = l
         await client.query('BEGIN');
         try {
           await client.query(m.sql);
+          await BACKFILLS[m.version]?.(client);
           await client.query('UPDATE almanac_schema SET version = $1', [m.version]);
           await client.query('COMMIT');
         } catch (err) {

@@ -1,8 +1,12 @@
 import type { Lang } from '../../domain/context.js';
+import { collationKey, foldForSearch, slugForQuery } from '../../domain/text.js';
 import type { PostsRepository, Translations } from '../engine.js';
-import { changesSql, eventListSql, linkedListSql, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
-import type { Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, PostRecord, PostType, RecordOf } from '../records.js';
-import { baseFromRow, baseToRow, DETAIL_COLUMNS, DETAIL_TABLE, detailsRow, eventFromRow, organizerFromRow, POST_COLUMNS, venueFromRow, type Row } from '../rows.js';
+import { changesSql, eventListSql, like, linkedListSql, linkedSearchTexts, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
+import type { Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, PostRecord, PostType, RecordOf, TranslationMember } from '../records.js';
+import {
+  baseFromRow, baseToRow, DETAIL_COLUMNS, DETAIL_TABLE, detailsRow, eventFromRow, groupMembers, langsOfMembers, organizerFromRow, POST_COLUMNS,
+  venueFromRow, type Row, type TranslationRow,
+} from '../rows.js';
 import type { Queryable } from './connection.js';
 import { named, query } from './sql.js';
 
@@ -13,10 +17,41 @@ export const POSTGRES_DIALECT: SqlDialect = {
     return `(SELECT unnest(@${name}::bigint[]))`;
   },
   flag: (column, value) => `${column} = ${value ? 'true' : 'false'}`,
-  // the trigram GIN index of posts.search_text (migration 0008) serves the LIKE of each word directly
-  searchIndex: () => null,
-  fold: (expr) => `almanac_fold(${expr})`,
+  // the trigram GIN index of posts.search_text (migration 0008) answers LIKE '%word%' for words of three characters
+  // or more; it is partial (events' texts only), so the condition repeats its predicate for the planner to use it.
+  // The whole search text holds whatever its title part holds: this narrows a search of titles only too.
+  searchIndex(params, words) {
+    const long = words.filter((word) => [...foldForSearch(word)].length >= 3);
+    if (long.length === 0) return null;
+    const likes = long.map((word, i) => {
+      params[`t${i}`] = like(word);
+      return `search_text LIKE @t${i} ESCAPE '\\'`;
+    });
+    return `e.post_id IN (SELECT id FROM posts WHERE search_text <> '' AND ${likes.join(' AND ')})`;
+  },
+  // PostgreSQL plans from statistics: no hint needed (nor offered)
+  unindexed: (column) => column,
+  joinInOrder: 'JOIN',
+  searchedTitle: (column) => `split_part(${column}, chr(31), 1)`,
+  // folded by `foldForSearch` when the record was written (posts.search_fields, migration 0010), so both engines
+  // compare exactly the same folded text; PostgreSQL's own lower() and unaccent fold otherwise
+  foldedField: (_column, index) => `p.search_fields[${index + 1}]`,
+  unlocks(params, column, given) {
+    // a PostgreSQL text cannot hold U+0000, so no stored password is such a text (and it cannot be sent as one)
+    if (given.includes('\u0000')) return 'FALSE';
+    params.opener = given;
+    return `almanac_unlocks(${column}, @opener)`; // migration 0011: equal octets, compared as digests
+  },
 };
+
+/**
+ * The columns of a post as this engine writes them: the shared ones, and the folded copies of what venue and
+ * organizer search reads (migration 0010), computed by the same function as SQLite's `almanac_fold`.
+ */
+const PG_POST_COLUMNS = [...POST_COLUMNS, 'search_fields'];
+function postRow(record: Omit<PostRecord, 'id' | 'translationGroup'>): Row {
+  return Object.assign(baseToRow(record), { search_fields: linkedSearchTexts(record) });
+}
 
 const LANGS: readonly Lang[] = ['en', 'fr', 'de'];
 
@@ -40,7 +75,7 @@ const STATEMENTS = Object.fromEntries((['event', 'venue', 'organizer'] as const)
  * triggers (term counts) run at the end of the statement, when the event row is there to read.
  */
 function insertStatement(type: PostType): string {
-  const post = POST_COLUMNS.length;
+  const post = PG_POST_COLUMNS.length;
   const details = DETAIL_COLUMNS[type].length;
   const id = '$1::bigint';
   const group = `$${post + 2}::bigint`;
@@ -51,14 +86,15 @@ function insertStatement(type: PostType): string {
        , t AS (INSERT INTO event_terms (event_id, term_id) SELECT DISTINCT p.id, x.term FROM p, unnest($${post + details + 4}::bigint[]) AS x(term))`
     : '';
   return `WITH n AS (SELECT COALESCE(${id}, nextval(pg_get_serial_sequence('posts', 'id'))) AS id)
-    , p AS (INSERT INTO posts (id, ${POST_COLUMNS.join(', ')}, translation_group)
+    , p AS (INSERT INTO posts (id, ${PG_POST_COLUMNS.join(', ')}, translation_group)
         SELECT n.id, ${placeholders(post, 2)}, COALESCE(${group}, n.id) FROM n RETURNING id)
     , details AS (INSERT INTO ${DETAIL_TABLE[type]} (post_id, ${DETAIL_COLUMNS[type].join(', ')}) SELECT p.id, ${Array.from({ length: details }, (_, i) => d(i)).join(', ')} FROM p)
     ${links}
     SELECT id FROM p`;
 }
+const SAME_NAME = `SELECT id FROM posts WHERE type = $1 AND lang = $2 AND title_key = $3 AND status <> 'trash' ORDER BY id`;
 const INSERT = { event: insertStatement('event'), venue: insertStatement('venue'), organizer: insertStatement('organizer') };
-const UPDATE_POST = `UPDATE posts SET ${POST_COLUMNS.map((c, i) => `${c} = $${i + 2}`).join(', ')} WHERE id = $1`;
+const UPDATE_POST = `UPDATE posts SET ${PG_POST_COLUMNS.map((c, i) => `${c} = $${i + 2}`).join(', ')} WHERE id = $1`;
 
 /** Events, venues and organizers on PostgreSQL: the same records and rules as the SQLite engine's repository. */
 export class PostgresPosts implements PostsRepository {
@@ -79,7 +115,7 @@ export class PostgresPosts implements PostsRepository {
   }
 
   async resolveSlug(type: PostType, raw: string, preferred: Lang): Promise<number | null> {
-    const slug = raw.toLowerCase().replace(/[^a-z0-9_%-]/g, '');
+    const slug = slugForQuery(raw);
     if (!slug) return null;
     const rows = await query<{ id: number; lang: Lang }>(this.db, 'SELECT id, lang FROM posts WHERE type = $1 AND slug = $2', [type, slug]);
     for (const lang of [preferred, ...LANGS.filter((l) => l !== preferred)]) {
@@ -107,23 +143,27 @@ export class PostgresPosts implements PostsRepository {
     return rows[0]?.id ?? null;
   }
 
-  async sameName(type: PostType, lang: Lang, title: string): Promise<number[]> {
-    const rows = await query<{ id: number }>(this.db,
-      `SELECT id FROM posts WHERE type = $1 AND lang = $2 AND status <> 'trash' AND lower(title) = lower($3) ORDER BY id`, [type, lang, title]);
+  /** Through posts_by_title_key (migration 0010): keys computed by `collationKey` when the records were written. */
+  async sameName(type: 'venue' | 'organizer', lang: Lang, title: string): Promise<number[]> {
+    const rows = await query<{ id: number }>(this.db, SAME_NAME, [type, lang, collationKey(title)]);
     return rows.map((r) => r.id);
   }
 
+  async explainSameName(): Promise<string[]> {
+    const rows = await query<{ 'QUERY PLAN': string }>(this.db, `EXPLAIN ${SAME_NAME}`, ['venue', 'en', 'x']);
+    return rows.map((r) => r['QUERY PLAN']);
+  }
+
   async translations(type: PostType, groups: number[]): Promise<Translations> {
-    const out: Translations = new Map();
-    if (groups.length === 0) return out;
-    const rows = await query<{ translation_group: number; lang: Lang; id: number }>(this.db,
-      'SELECT translation_group, lang, id FROM posts WHERE type = $1 AND translation_group = ANY($2::bigint[]) ORDER BY id', [type, [...new Set(groups)]]);
-    for (const r of rows) {
-      const entry = out.get(r.translation_group) ?? {};
-      entry[r.lang] = r.id;
-      out.set(r.translation_group, entry);
-    }
-    return out;
+    return langsOfMembers(await this.translationMembers(type, groups));
+  }
+
+  async translationMembers(type: PostType, groups: number[]): Promise<Map<number, TranslationMember[]>> {
+    if (groups.length === 0) return new Map();
+    const rows = await query<TranslationRow>(this.db,
+      `SELECT translation_group, lang, id, author_id, status, status_before_trash, date_utc FROM posts
+       WHERE type = $1 AND translation_group = ANY($2::bigint[]) ORDER BY id`, [type, [...new Set(groups)]]);
+    return groupMembers(type, rows);
   }
 
   async revisions(ids: number[]): Promise<Map<number, number>> {
@@ -181,9 +221,9 @@ export class PostgresPosts implements PostsRepository {
   }
 
   private async insertRow(id: number | null, group: number | null, record: Omit<PostRecord, 'id' | 'translationGroup'>): Promise<number> {
-    const row = baseToRow(record);
+    const row = postRow(record);
     const details = detailsRow(record);
-    const values = [id, ...POST_COLUMNS.map((c) => row[c]), group, ...DETAIL_COLUMNS[record.type].map((c) => details[c])];
+    const values = [id, ...PG_POST_COLUMNS.map((c) => row[c]), group, ...DETAIL_COLUMNS[record.type].map((c) => details[c])];
     if (record.type === 'event') values.push((record as EventRecord).organizerIds, (record as EventRecord).termIds);
     const [inserted] = await query<{ id: number }>(this.db, INSERT[record.type], values);
     return inserted!.id;
@@ -194,8 +234,8 @@ export class PostgresPosts implements PostsRepository {
   }
 
   async update(record: PostRecord): Promise<void> {
-    const row = baseToRow(record);
-    await query(this.db, UPDATE_POST, [record.id, ...POST_COLUMNS.map((c) => row[c])]);
+    const row = postRow(record);
+    await query(this.db, UPDATE_POST, [record.id, ...PG_POST_COLUMNS.map((c) => row[c])]);
     const details = detailsRow(record);
     await query(this.db, STATEMENTS[record.type].updateDetails, [record.id, ...DETAIL_COLUMNS[record.type].map((c) => details[c])]);
     if (record.type === 'event') await this.writeLinks(record.id, record);

@@ -1,4 +1,5 @@
 import type { Lang } from '../../domain/context.js';
+import { collationKey, foldForSearch, slugify } from '../../domain/text.js';
 import type { TermsRepository, Translations } from '../engine.js';
 import { utcNowWire } from '../generation.js';
 import type { Taxonomy, TermInput, TermListQuery, TermRecord } from '../records.js';
@@ -7,9 +8,12 @@ import { named, query } from './sql.js';
 
 interface TermRow { id: number; taxonomy: string; name: string; slug: string; description: string; parent_id: number | null; lang: string; translation_group: number; count: number }
 
-/** Published events of a term: the stored count (migration 0003) less scheduled events whose date has not come. */
+/**
+ * Published events of a term: the stored count (migrations 0003 and 0011: events without a password) less scheduled
+ * events whose date has not come.
+ */
 const COUNT = `(t.event_count - (SELECT COUNT(*) FROM events e JOIN event_terms et ON et.event_id = e.post_id AND et.term_id = t.id
-  WHERE e.status = 'future' AND e.date_utc > @now))`;
+  WHERE e.status = 'future' AND e.date_utc > @now AND NOT e.protected))`;
 const COUNT_AT_2 = COUNT.replace('@now', '$2');
 
 const toTerm = (r: TermRow): TermRecord => ({
@@ -17,10 +21,26 @@ const toTerm = (r: TermRow): TermRecord => ({
   parentId: r.parent_id ?? 0, lang: r.lang as Lang, translationGroup: r.translation_group, count: r.count,
 });
 
+/**
+ * The orders of a list, as SQLite's: names by their collation key (migration 0010), descriptions by octets with
+ * ASCII letters lower-cased (SQLite's NOCASE; `lower` under "C" lower-cases ASCII only).
+ */
 const ORDER: Record<TermListQuery['orderBy'], string> = {
-  name: 'lower(name) COLLATE "C"', id: 'id', slug: 'slug', count: 'count', description: 'lower(description) COLLATE "C"',
+  name: 'name_key COLLATE "C"', id: 'id', slug: 'slug', count: 'count', description: 'lower(description COLLATE "C")',
   include: 'array_position(@include::bigint[], id)', none: 'id',
 };
+
+const SLUG_OWNER = 'SELECT id FROM terms WHERE taxonomy = $1 AND lang = $2 AND slug = $3';
+/** Through terms_by_name_key (migration 0010). */
+const ID_BY_NAME_KEY = 'SELECT id FROM terms WHERE taxonomy = $1 AND lang = $2 AND name_key = $3 ORDER BY id LIMIT 1';
+const INSERT_TERM = `INSERT INTO terms (id, taxonomy, name, slug, description, parent_id, lang, translation_group, name_key, search_name)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
+
+/**
+ * What a term's name is compared by, computed here as on SQLite (migration 0010): its collation key (names found by
+ * name, the order by name) and its text folded for search.
+ */
+const keysOf = (name: string): [nameKey: string, searchName: string] => [collationKey(name), foldForSearch(name)];
 
 /** Event categories and tags on PostgreSQL: the same records and rules as the SQLite engine's repository. */
 export class PostgresTerms implements TermsRepository {
@@ -46,11 +66,25 @@ export class PostgresTerms implements TermsRepository {
     return rows.map((r) => r.id);
   }
 
+  /**
+   * The term of this taxonomy and language a text names, as WordPress's `term_exists` finds it: the text made a slug
+   * (`Live Music` → `live-music`), failing that a name WordPress's collation finds equal (`café` = `CAFE`).
+   */
   async findBySlugOrName(taxonomy: Taxonomy, lang: Lang, text: string): Promise<number | null> {
-    const rows = await query<{ id: number }>(this.db,
-      `SELECT id FROM terms WHERE taxonomy = $1 AND lang = $2 AND (slug = $3 OR lower(name) = lower($3))
-       ORDER BY (slug = $3) DESC, id LIMIT 1`, [taxonomy, lang, text]);
+    const slug = slugify(text);
+    const bySlug = slug ? await this.slugOwner(taxonomy, lang, slug) : null;
+    if (bySlug !== null) return bySlug;
+    const rows = await query<{ id: number }>(this.db, ID_BY_NAME_KEY, [taxonomy, lang, collationKey(text)]);
     return rows[0]?.id ?? null;
+  }
+
+  async explainNameLookups(): Promise<string[]> {
+    const lines: string[] = [];
+    for (const statement of [SLUG_OWNER, ID_BY_NAME_KEY]) {
+      const rows = await query<{ 'QUERY PLAN': string }>(this.db, `EXPLAIN ${statement}`, ['category', 'en', 'x']);
+      lines.push(...rows.map((r) => r['QUERY PLAN']));
+    }
+    return lines;
   }
 
   async uniqueSlug(taxonomy: Taxonomy, lang: Lang, slug: string, parentSlug: string | null): Promise<string> {
@@ -65,23 +99,27 @@ export class PostgresTerms implements TermsRepository {
       const term = await this.findById(ref);
       return term && term.taxonomy === taxonomy ? term.id : null;
     }
-    return this.slugOwner(taxonomy, lang, ref);
+    return this.slugOwner(taxonomy, lang, slugify(ref));
   }
 
   async list(q: TermListQuery): Promise<{ items: TermRecord[]; total: number }> {
     const where = ['t.taxonomy = @taxonomy', 't.lang = @lang'];
-    if (q.search !== undefined) where.push(`(t.name ILIKE @search ESCAPE '\\' OR t.slug ILIKE @search ESCAPE '\\')`);
+    // as MySQL's LIKE under WordPress's collation: the name folded by `foldForSearch` when it was written (migration
+    // 0010); the slug as SQLite's LIKE reads it, ASCII letters in any case
+    if (q.search !== undefined) where.push(`(t.search_name LIKE @search ESCAPE '\\' OR lower(t.slug COLLATE "C") LIKE @search ESCAPE '\\')`);
     if (q.include) where.push('t.id = ANY(@include::bigint[])');
     if (q.exclude) where.push('NOT (t.id = ANY(@exclude::bigint[]))');
     if (q.parentId !== undefined) where.push(q.parentId === 0 ? 't.parent_id IS NULL' : 't.parent_id = @parentId');
-    if (q.eventId !== undefined) where.push('t.id IN (SELECT term_id FROM event_terms WHERE event_id = @eventId)');
+    if (q.event?.linksHidden) where.push('FALSE');
+    else if (q.event) where.push('t.id IN (SELECT term_id FROM event_terms WHERE event_id = @eventId)');
     if (q.slug !== undefined) where.push('t.slug = @slug');
     const base = `SELECT * FROM (SELECT t.*, ${COUNT} AS count FROM terms t WHERE ${where.join(' AND ')}) AS listed${q.hideEmpty ? ' WHERE count > 0' : ''}`;
     const direction = q.descending ? 'DESC' : 'ASC';
     const params = {
       taxonomy: q.taxonomy, lang: q.lang, now: utcNowWire(), limit: q.limit, offset: q.offset,
-      search: q.search === undefined ? undefined : `%${q.search.replace(/[\\%_]/g, (c) => '\\' + c)}%`,
-      include: q.include, exclude: q.exclude, parentId: q.parentId || undefined, eventId: q.eventId, slug: q.slug,
+      search: q.search === undefined ? undefined : `%${foldForSearch(q.search).replace(/[\\%_]/g, (c) => '\\' + c)}%`,
+      include: q.include, exclude: q.exclude, parentId: q.parentId || undefined,
+      eventId: q.event && !q.event.linksHidden ? q.event.id : undefined, slug: q.slug === undefined ? undefined : slugify(q.slug),
     };
     const orderBy = q.orderBy === 'include' && !q.include ? ORDER.name : ORDER[q.orderBy];
     const rows = await named<TermRow>(this.db, `${base} ORDER BY ${orderBy} ${direction}, id ${direction} LIMIT @limit OFFSET @offset`, params);
@@ -117,14 +155,15 @@ export class PostgresTerms implements TermsRepository {
 
   async findSameName(taxonomy: Taxonomy, lang: Lang, name: string, parentId: number): Promise<number | null> {
     const rows = await query<{ id: number }>(this.db,
-      `SELECT id FROM terms WHERE taxonomy = $1 AND lang = $2 AND lower(name) = lower($3)
+      // ASCII letters in any case, as SQLite's NOCASE (`lower` under "C" lower-cases ASCII only)
+      `SELECT id FROM terms WHERE taxonomy = $1 AND lang = $2 AND lower(name COLLATE "C") = lower($3 COLLATE "C")
          AND ($4::boolean OR parent_id IS NOT DISTINCT FROM $5::bigint) ORDER BY id LIMIT 1`,
       [taxonomy, lang, name, taxonomy === 'tag', parentId || null]);
     return rows[0]?.id ?? null;
   }
 
   async slugOwner(taxonomy: Taxonomy, lang: Lang, slug: string): Promise<number | null> {
-    const rows = await query<{ id: number }>(this.db, 'SELECT id FROM terms WHERE taxonomy = $1 AND lang = $2 AND slug = $3', [taxonomy, lang, slug]);
+    const rows = await query<{ id: number }>(this.db, SLUG_OWNER, [taxonomy, lang, slug]);
     return rows[0]?.id ?? null;
   }
 
@@ -150,14 +189,12 @@ export class PostgresTerms implements TermsRepository {
     const [next] = await query<{ id: number }>(this.db, `SELECT nextval(pg_get_serial_sequence('terms', 'id')) AS id`);
     const id = next!.id;
     const group = input.translationOf === null ? id : (await this.findById(input.translationOf))!.translationGroup;
-    await query(this.db, `INSERT INTO terms (id, taxonomy, name, slug, description, parent_id, lang, translation_group) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [id, input.taxonomy, input.name, input.slug, input.description, input.parentId || null, input.lang, group]);
+    await query(this.db, INSERT_TERM, [id, input.taxonomy, input.name, input.slug, input.description, input.parentId || null, input.lang, group, ...keysOf(input.name)]);
     return id;
   }
 
   async insertAs(id: number, translationGroup: number, input: Omit<TermInput, 'translationOf'>, source: string): Promise<void> {
-    await query(this.db, `INSERT INTO terms (id, taxonomy, name, slug, description, parent_id, lang, translation_group) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [id, input.taxonomy, input.name, input.slug, input.description, input.parentId || null, input.lang, translationGroup]);
+    await query(this.db, INSERT_TERM, [id, input.taxonomy, input.name, input.slug, input.description, input.parentId || null, input.lang, translationGroup, ...keysOf(input.name)]);
     await query(this.db, `SELECT setval(pg_get_serial_sequence('terms', 'id'), GREATEST($1::bigint, (SELECT last_value FROM terms_id_seq)))`, [id]);
     await query(this.db, 'INSERT INTO term_sources (term_id, source) VALUES ($1, $2) ON CONFLICT (term_id) DO UPDATE SET source = excluded.source', [id, source]);
   }
@@ -172,8 +209,8 @@ export class PostgresTerms implements TermsRepository {
   }
 
   async update(id: number, fields: { name: string; slug: string; description: string; parentId: number }): Promise<void> {
-    await query(this.db, 'UPDATE terms SET name = $2, slug = $3, description = $4, parent_id = $5 WHERE id = $1',
-      [id, fields.name, fields.slug, fields.description, fields.parentId || null]);
+    await query(this.db, 'UPDATE terms SET name = $2, slug = $3, description = $4, parent_id = $5, name_key = $6, search_name = $7 WHERE id = $1',
+      [id, fields.name, fields.slug, fields.description, fields.parentId || null, ...keysOf(fields.name)]);
   }
 
   async remove(term: TermRecord): Promise<void> {

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
-import { foldForSearch } from '../../domain/text.js';
+import { unlocks } from '../../domain/postRules.js';
+import { collationKey, foldForSearch } from '../../domain/text.js';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -41,8 +42,14 @@ export function openInMemory(image?: Buffer): Db {
   return withFunctions(db);
 }
 
-/** SQL functions every connection has: search folds text the same way in SQL and in JavaScript. */
+/**
+ * SQL functions every connection has: search and the collation keys fold text the same way in SQL and in JavaScript,
+ * and lists compare a request's password with records' passwords as reads by id do (in constant time).
+ */
 function withFunctions(db: Db): Db {
   db.function('almanac_fold', { deterministic: true }, (text: unknown) => (typeof text === 'string' ? foldForSearch(text) : text));
+  db.function('almanac_collate', { deterministic: true }, (text: unknown) => (typeof text === 'string' ? collationKey(text) : text));
+  db.function('almanac_unlocks', { deterministic: true }, (password: unknown, given: unknown) =>
+    typeof password === 'string' && typeof given === 'string' && unlocks({ password }, given) ? 1 : 0);
   return db;
 }

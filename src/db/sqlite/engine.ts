@@ -4,10 +4,11 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { projectRoot } from '../../paths.js';
-import type { Engine, Repositories, WriteUnit } from '../engine.js';
+import type { Engine, LockoutStore, Repositories, WriteUnit } from '../engine.js';
 import { StorageFull } from '../../errors.js';
+import { storageFault } from '../faults.js';
 import { GenerationTracker, utcNowWire } from '../generation.js';
-import { SqliteAuthFailures } from './authFailures.js';
+import { lockoutPathOf, SqliteLockout } from './authFailures.js';
 import { openDatabase, openInMemory, openReadOnly, type Db } from './connection.js';
 import { GroupCommit } from './groupCommit.js';
 import { SqliteMedia } from './media.js';
@@ -20,11 +21,13 @@ import { SqliteUsers } from './users.js';
 export interface SqliteOptions {
   /** Worker threads for costly reads (lists, searches, feeds); 0 runs them on the event loop. */
   readThreads?: number;
+  /** The most (address, account) pairs the lock-out keeps (ALMANAC_AUTH_TRACKED_PAIRS). */
+  trackedPairs?: number;
 }
 
 /** The repositories of one connection (their statements are prepared once, for that connection). */
 export function repositoriesOf(db: Db): Repositories {
-  return { posts: new SqlitePosts(db), terms: new SqliteTerms(db), users: new SqliteUsers(db), media: new SqliteMedia(db), authFailures: new SqliteAuthFailures(db) };
+  return { posts: new SqlitePosts(db), terms: new SqliteTerms(db), users: new SqliteUsers(db), media: new SqliteMedia(db) };
 }
 
 /** Where the read thread's script is: beside this module once built, in dist/ when the sources run under a test runner. */
@@ -65,9 +68,11 @@ export class SqliteEngine implements Engine {
   private readonly probe: Db;
   private readonly generationOf: () => string;
   private closed = false;
+  readonly lockout: LockoutStore;
 
   private constructor(readonly path: string, writer: Db, options: SqliteOptions, readonly applied: number[]) {
     this.writer = writer;
+    this.lockout = new SqliteLockout(lockoutPathOf(path), options.trackedPairs ?? 100_000);
     this.writerRepos = repositoriesOf(writer);
     const appendChange = writer.prepare<[string]>('INSERT INTO change_log (changed_utc) VALUES (?)');
     const prune = writer.prepare<[string]>('DELETE FROM change_log WHERE changed_utc < ? AND seq < (SELECT MAX(seq) FROM change_log)');
@@ -185,10 +190,15 @@ export class SqliteEngine implements Engine {
     return migrate(this.writer);
   }
 
+  async checkWritable(): Promise<void> {
+    this.writer.pragma(`user_version = ${this.writer.pragma('user_version', { simple: true }) as number}`);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.threads?.close();
+    await this.lockout.close();
     for (const reader of this.idle) reader.db.close();
     if (this.probe !== this.writer) this.probe.close();
     try {
@@ -255,9 +265,11 @@ export class SqliteEngine implements Engine {
 
 const wire = (t: DateTime) => t.toFormat('yyyy-MM-dd HH:mm:ss');
 
-/** SQLite's own words for a full disk become the engine-neutral error (507, not 500). */
+/**
+ * SQLite's own words for a full disk become the engine-neutral error (507, not 500); its other storage faults
+ * (faults.ts: a file that cannot be written, a lock held too long) go on as they are, for the response stage.
+ */
 function rethrow(err: unknown): never {
-  const code = (err as { code?: string } | null)?.code;
-  if (code === 'SQLITE_FULL') throw new StorageFull(undefined, { cause: err });
+  if (storageFault(err) === 'full') throw new StorageFull(undefined, { cause: err });
   throw err;
 }

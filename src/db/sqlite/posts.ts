@@ -1,25 +1,33 @@
 import type { Lang } from '../../domain/context.js';
-import { foldForSearch } from '../../domain/text.js';
+import { collationKey, foldForSearch, slugForQuery } from '../../domain/text.js';
 import type { PostsRepository, Translations } from '../engine.js';
 import type {
-  Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, ListViewer, NewRecord, OrganizerRecord, PostBase, PostRecord,
-  PostStatus, PostType, RecordOf, VenueRecord,
+  Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, PostRecord, PostType, RecordOf, TranslationMember,
 } from '../records.js';
 import { changesSql, eventListSql, linkedListSql, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
-import { baseFromRow, baseToRow, DETAIL_COLUMNS, DETAIL_TABLE, detailsRow, eventFromRow, organizerFromRow, POST_COLUMNS, venueFromRow, type Row } from '../rows.js';
+import {
+  baseFromRow, baseToRow, DETAIL_COLUMNS, DETAIL_TABLE, detailsRow, eventFromRow, groupMembers, langsOfMembers, organizerFromRow, POST_COLUMNS, venueFromRow,
+  type Row, type TranslationRow,
+} from '../rows.js';
 import type { Db } from './connection.js';
-import { StatementCache } from './sql.js';
+import { explainStatement, StatementCache } from './sql.js';
+
+/**
+ * Trigrams probed for a search, at most: each reads the list of every post holding it, and a handful narrow a search
+ * as well as hundreds (the LIKE decides in any case).
+ */
+const MAX_TRIGRAMS = 12;
 
 /**
  * The trigram index query (migration 0008) that finds every event whose folded text may contain all of `words`: each
- * word of three characters or more needs each of its trigrams. Null when no word is that long (the index cannot
- * help). The LIKE of each word still decides; this only narrows.
+ * word of three characters or more needs each of its trigrams (up to MAX_TRIGRAMS in all). Null when no word is that
+ * long (the index cannot help). The LIKE of each word still decides; this only narrows.
  */
 function trigramQuery(words: string[]): string | null {
   const grams = new Set<string>();
   for (const word of words) {
     const chars = [...foldForSearch(word)];
-    for (let i = 0; i + 3 <= chars.length; i++) grams.add(chars.slice(i, i + 3).join(''));
+    for (let i = 0; i + 3 <= chars.length && grams.size < MAX_TRIGRAMS; i++) grams.add(chars.slice(i, i + 3).join(''));
   }
   return grams.size > 0 ? [...grams].map((g) => `"${g.replace(/"/g, '""')}"`).join(' AND ') : null;
 }
@@ -39,7 +47,15 @@ export const SQLITE_DIALECT: SqlDialect = {
     // list costs its window whatever the word; driving from the matches would cost every event holding it
     return '+e.post_id IN (SELECT rowid FROM posts_search WHERE posts_search MATCH @trigrams)';
   },
-  fold: (expr) => `almanac_fold(${expr})`,
+  unindexed: (column) => `+${column}`,
+  joinInOrder: 'CROSS JOIN',
+  searchedTitle: (column) => `substr(${column}, 1, instr(${column}, char(31)) - 1)`,
+  // almanac_fold is foldForSearch itself, registered on every connection (connection.ts)
+  foldedField: (column) => `almanac_fold(${column})`,
+  unlocks(params, column, given) {
+    params.opener = given;
+    return `almanac_unlocks(${column}, @opener)`; // postRules.unlocks, registered on every connection
+  },
 };
 
 /** The earliest publication time after a moment of a scheduled record, or null (one statement, two index seeks). */
@@ -94,14 +110,16 @@ export class SqlitePosts implements PostsRepository {
       addTerm: db.prepare('INSERT OR IGNORE INTO event_terms (event_id, term_id) VALUES (?, ?)'),
       unlinkVenue: db.prepare('UPDATE events SET venue_id = NULL WHERE venue_id = ?'),
       unlinkOrganizer: db.prepare('DELETE FROM event_organizers WHERE organizer_id = ?'),
-      translations: db.prepare<{ type: string; groups: string }, { translation_group: number; lang: string; id: number }>(
-        'SELECT translation_group, lang, id FROM posts WHERE type = @type AND translation_group IN (SELECT value FROM json_each(@groups)) ORDER BY id',
+      translations: db.prepare<{ type: string; groups: string }, TranslationRow>(
+        `SELECT translation_group, lang, id, author_id, status, status_before_trash, date_utc FROM posts
+         WHERE type = @type AND translation_group IN (SELECT value FROM json_each(@groups)) ORDER BY id`,
       ),
       nextScheduled: nextScheduledOf(db),
       // a trashed record's modification time is when it was trashed; links and term counts follow (cascades, triggers)
       purgeTrash: db.prepare<[string]>(`DELETE FROM posts WHERE status = 'trash' AND modified_utc < ?`),
-      sameName: db.prepare<{ type: string; lang: string; title: string }, { id: number }>(
-        `SELECT id FROM posts WHERE type = @type AND lang = @lang AND status <> 'trash' AND title = @title COLLATE NOCASE ORDER BY id`,
+      // through posts_by_title_key (migration 0010)
+      sameName: db.prepare<{ type: string; lang: string; key: string }, { id: number }>(
+        `SELECT id FROM posts WHERE type = @type AND lang = @lang AND title_key = @key AND status <> 'trash' ORDER BY id`,
       ),
     };
   }
@@ -119,12 +137,9 @@ export class SqlitePosts implements PostsRepository {
     return (await this.findMany(type, [id])).get(id) ?? null;
   }
 
-  /**
-   * The id a slug names, as WordPress looks it up: the slug sanitised (lower case; only `a-z0-9_-%`), in the
-   * preferred language first, then in the others.
-   */
+  /** The id a slug names, as WordPress looks it up (`slugForQuery`), in the preferred language first, then in the others. */
   async resolveSlug(type: PostType, raw: string, preferred: Lang): Promise<number | null> {
-    const slug = raw.toLowerCase().replace(/[^a-z0-9_%-]/g, '');
+    const slug = slugForQuery(raw);
     if (!slug) return null;
     for (const lang of [preferred, ...(['en', 'fr', 'de'] as const).filter((l) => l !== preferred)]) {
       const id = this.stmts.idBySlug.get(type, lang, slug)?.id;
@@ -155,21 +170,25 @@ export class SqlitePosts implements PostsRepository {
     return this.stmts.idBySlug.get(type, lang, slug)?.id ?? null;
   }
 
-  /** Non-trashed records of a type and language with this title (any case), oldest first. */
-  async sameName(type: PostType, lang: Lang, title: string): Promise<number[]> {
-    return this.stmts.sameName.all({ type, lang, title }).map((r) => r.id);
+  /** Non-trashed venues or organizers of a language whose title WordPress's collation finds equal, oldest first. */
+  async sameName(type: 'venue' | 'organizer', lang: Lang, title: string): Promise<number[]> {
+    return this.stmts.sameName.all({ type, lang, key: collationKey(title) }).map((r) => r.id);
+  }
+
+  /** `EXPLAIN QUERY PLAN` of `sameName`. */
+  async explainSameName(): Promise<string[]> {
+    return explainStatement(this.db, this.stmts.sameName, { type: 'venue', lang: 'en', key: 'x' });
   }
 
   /** `{lang: id}` of each translation group asked for. */
   async translations(type: PostType, groups: number[]): Promise<Translations> {
-    const out = new Map<number, Partial<Record<Lang, number>>>();
-    if (groups.length === 0) return out;
-    for (const r of this.stmts.translations.all({ type, groups: JSON.stringify([...new Set(groups)]) })) {
-      const entry = out.get(r.translation_group) ?? {};
-      entry[r.lang as Lang] = r.id;
-      out.set(r.translation_group, entry);
-    }
-    return out;
+    return langsOfMembers(await this.translationMembers(type, groups));
+  }
+
+  /** The records of each translation group asked for, with what tells who may read them. */
+  async translationMembers(type: PostType, groups: number[]): Promise<Map<number, TranslationMember[]>> {
+    if (groups.length === 0) return new Map();
+    return groupMembers(type, this.stmts.translations.all({ type, groups: JSON.stringify([...new Set(groups)]) }));
   }
 
   /** Inserts a record with its details and links; returns the new id. */

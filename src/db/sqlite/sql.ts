@@ -18,3 +18,8 @@ export class StatementCache {
     return stmt as Statement<unknown[], Row>;
   }
 }
+
+/** `EXPLAIN QUERY PLAN` of a prepared statement (tests check that lookups read an index). */
+export function explainStatement(db: Db, statement: Statement, ...params: unknown[]): string[] {
+  return db.prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${statement.source}`).all(...params).map((r) => r.detail);
+}

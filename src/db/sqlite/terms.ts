@@ -1,15 +1,19 @@
 import type { Lang } from '../../domain/context.js';
+import { collationKey, foldForSearch, slugify } from '../../domain/text.js';
 import type { TermsRepository, Translations } from '../engine.js';
 import type { Taxonomy, TermInput, TermListQuery, TermRecord } from '../records.js';
 import type { Db } from './connection.js';
-import { StatementCache } from './sql.js';
+import { explainStatement, StatementCache } from './sql.js';
 
 interface TermRow { id: number; taxonomy: string; name: string; slug: string; description: string; parent_id: number | null; lang: string; translation_group: number; count: number }
 
-/** Published events of a term: the stored count (migration 0003) less scheduled events whose date has not come. */
+/**
+ * Published events of a term: the stored count (migrations 0003 and 0011: events without a password) less scheduled
+ * events whose date has not come.
+ */
 // CROSS JOIN fixes the order: from the few scheduled events (partial index events_scheduled) to their links.
 const COUNT = `(t.event_count - (SELECT COUNT(*) FROM events e CROSS JOIN event_terms et ON et.event_id = e.post_id AND et.term_id = t.id
-  WHERE e.status = 'future' AND e.date_utc > @now))`;
+  WHERE e.status = 'future' AND e.date_utc > @now AND e.protected = 0))`;
 
 const toTerm = (r: TermRow): TermRecord => ({
   id: r.id, taxonomy: r.taxonomy as Taxonomy, name: r.name, slug: r.slug, description: r.description,
@@ -17,7 +21,7 @@ const toTerm = (r: TermRow): TermRecord => ({
 });
 
 const ORDER: Record<TermListQuery['orderBy'], string> = {
-  name: 'name COLLATE NOCASE', id: 'id', slug: 'slug', count: 'count', description: 'description COLLATE NOCASE',
+  name: 'name_key', id: 'id', slug: 'slug', count: 'count', description: 'description COLLATE NOCASE',
   include: '(SELECT key FROM json_each(@include) WHERE value = id)', none: 'id',
 };
 
@@ -36,23 +40,23 @@ export class SqliteTerms implements TermsRepository {
            UNION SELECT t.id, down.depth + 1 FROM terms t JOIN down ON t.parent_id = down.id WHERE down.depth < 64)
          SELECT DISTINCT id FROM down`,
       ),
-      idByName: db.prepare<[string, string, string], { id: number }>('SELECT id FROM terms WHERE taxonomy = ? AND lang = ? AND name = ? COLLATE NOCASE ORDER BY id LIMIT 1'),
+      idByName: db.prepare<[string, string, string], { id: number }>('SELECT id FROM terms WHERE taxonomy = ? AND lang = ? AND name_key = ? ORDER BY id LIMIT 1'),
       idBySlug: db.prepare<[string, string, string], { id: number }>('SELECT id FROM terms WHERE taxonomy = ? AND lang = ? AND slug = ?'),
       slugOwner: db.prepare<[string, string, string], { id: number }>('SELECT id FROM terms WHERE taxonomy = ? AND lang = ? AND slug = ?'),
       sameName: db.prepare<{ taxonomy: string; lang: string; name: string; parent: number | null; anyParent: number }, { id: number }>(
         `SELECT id FROM terms WHERE taxonomy = @taxonomy AND lang = @lang AND name = @name COLLATE NOCASE
            AND (@anyParent = 1 OR parent_id IS @parent) LIMIT 1`,
       ),
-      insert: db.prepare(`INSERT INTO terms (taxonomy, name, slug, description, parent_id, lang, translation_group)
-                          VALUES (@taxonomy, @name, @slug, @description, @parent, @lang, 0)`),
+      insert: db.prepare(`INSERT INTO terms (taxonomy, name, name_key, slug, description, parent_id, lang, translation_group)
+                          VALUES (@taxonomy, @name, @nameKey, @slug, @description, @parent, @lang, 0)`),
       setGroup: db.prepare('UPDATE terms SET translation_group = @group WHERE id = @id'),
-      insertAs: db.prepare(`INSERT INTO terms (id, taxonomy, name, slug, description, parent_id, lang, translation_group)
-                            VALUES (@id, @taxonomy, @name, @slug, @description, @parent, @lang, @group)`),
+      insertAs: db.prepare(`INSERT INTO terms (id, taxonomy, name, name_key, slug, description, parent_id, lang, translation_group)
+                            VALUES (@id, @taxonomy, @name, @nameKey, @slug, @description, @parent, @lang, @group)`),
       setLang: db.prepare('UPDATE terms SET lang = @lang WHERE id = @id'),
       sourceOf: db.prepare<[number], { source: string }>('SELECT source FROM term_sources WHERE term_id = ?'),
       setSource: db.prepare('INSERT INTO term_sources (term_id, source) VALUES (@id, @source) ON CONFLICT (term_id) DO UPDATE SET source = excluded.source'),
       groupLangs: db.prepare<[string, number], { lang: string; id: number }>('SELECT lang, id FROM terms WHERE taxonomy = ? AND translation_group = ?'),
-      update: db.prepare('UPDATE terms SET name = @name, slug = @slug, description = @description, parent_id = @parent WHERE id = @id'),
+      update: db.prepare('UPDATE terms SET name = @name, name_key = @nameKey, slug = @slug, description = @description, parent_id = @parent WHERE id = @id'),
       reparent: db.prepare('UPDATE terms SET parent_id = @to WHERE parent_id = @from'),
       remove: db.prepare('DELETE FROM terms WHERE id = ?'),
       translations: db.prepare<{ taxonomy: string; groups: string }, { translation_group: number; lang: string; id: number }>(
@@ -90,9 +94,18 @@ export class SqliteTerms implements TermsRepository {
     return this.stmts.byIds.all({ ids: JSON.stringify([...new Set(ids)]), now: nowUtc() }).map(toTerm);
   }
 
-  /** The term of this taxonomy and language with this slug or, failing that, this name (any case). */
+  /**
+   * The term of this taxonomy and language a text names, as WordPress's `term_exists` finds it: the text made a slug
+   * (`Live Music` → `live-music`), failing that a name WordPress's collation finds equal (`café` = `CAFE`).
+   */
   async findBySlugOrName(taxonomy: Taxonomy, lang: Lang, text: string): Promise<number | null> {
-    return this.stmts.idBySlug.get(taxonomy, lang, text)?.id ?? this.stmts.idByName.get(taxonomy, lang, text)?.id ?? null;
+    const slug = slugify(text);
+    return (slug ? this.stmts.idBySlug.get(taxonomy, lang, slug)?.id : undefined) ?? this.stmts.idByName.get(taxonomy, lang, collationKey(text))?.id ?? null;
+  }
+
+  /** The plans of the lookups of `findBySlugOrName`. */
+  async explainNameLookups(): Promise<string[]> {
+    return [this.stmts.idBySlug, this.stmts.idByName].flatMap((stmt) => explainStatement(this.db, stmt, 'category', 'en', 'x'));
   }
 
   /** WordPress's `wp_unique_term_slug`: a child category first tries `{slug}-{parent slug}`, then `-2`, `-3`, … */
@@ -103,30 +116,32 @@ export class SqliteTerms implements TermsRepository {
     for (let n = 2; ; n++) if (free(`${slug}-${n}`)) return `${slug}-${n}`;
   }
 
-  /** The term of this taxonomy and language named by an id or a slug, or null. */
+  /** The term of this taxonomy and language named by an id or a slug (sanitised as WordPress does), or null. */
   async resolve(taxonomy: Taxonomy, lang: Lang, ref: number | string): Promise<number | null> {
     if (typeof ref === 'number') {
       const term = await this.findById(ref);
       return term && term.taxonomy === taxonomy ? term.id : null;
     }
-    return this.stmts.idBySlug.get(taxonomy, lang, ref)?.id ?? null;
+    return this.stmts.idBySlug.get(taxonomy, lang, slugify(ref))?.id ?? null;
   }
 
   async list(q: TermListQuery): Promise<{ items: TermRecord[]; total: number }> {
     const where = ['t.taxonomy = @taxonomy', 't.lang = @lang'];
-    if (q.search !== undefined) where.push(`(t.name LIKE @search ESCAPE '\\' OR t.slug LIKE @search ESCAPE '\\')`);
+    // as MySQL's LIKE under WordPress's collation: case and accents ignored
+    if (q.search !== undefined) where.push(`(almanac_fold(t.name) LIKE @search ESCAPE '\\' OR t.slug LIKE @search ESCAPE '\\')`);
     if (q.include) where.push('t.id IN (SELECT value FROM json_each(@include))');
     if (q.exclude) where.push('t.id NOT IN (SELECT value FROM json_each(@exclude))');
     if (q.parentId !== undefined) where.push(q.parentId === 0 ? 't.parent_id IS NULL' : 't.parent_id = @parentId');
-    if (q.eventId !== undefined) where.push('t.id IN (SELECT term_id FROM event_terms WHERE event_id = @eventId)');
+    if (q.event?.linksHidden) where.push('0');
+    else if (q.event) where.push('t.id IN (SELECT term_id FROM event_terms WHERE event_id = @eventId)');
     if (q.slug !== undefined) where.push('t.slug = @slug');
     const base = `SELECT * FROM (SELECT t.*, ${COUNT} AS count FROM terms t WHERE ${where.join(' AND ')})${q.hideEmpty ? ' WHERE count > 0' : ''}`;
     const direction = q.descending ? 'DESC' : 'ASC';
     const params = {
       taxonomy: q.taxonomy, lang: q.lang, now: nowUtc(), limit: q.limit, offset: q.offset,
-      search: q.search === undefined ? undefined : `%${q.search.replace(/[\\%_]/g, (c) => '\\' + c)}%`,
+      search: q.search === undefined ? undefined : `%${foldForSearch(q.search).replace(/[\\%_]/g, (c) => '\\' + c)}%`,
       include: q.include ? JSON.stringify(q.include) : undefined, exclude: q.exclude ? JSON.stringify(q.exclude) : undefined,
-      parentId: q.parentId || undefined, eventId: q.eventId, slug: q.slug,
+      parentId: q.parentId || undefined, eventId: q.event && !q.event.linksHidden ? q.event.id : undefined, slug: q.slug === undefined ? undefined : slugify(q.slug),
     };
     const bound = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined));
     const orderBy = q.orderBy === 'include' && !q.include ? ORDER.name : ORDER[q.orderBy];
@@ -157,7 +172,11 @@ export class SqliteTerms implements TermsRepository {
     return out;
   }
 
-  /** A term of the same taxonomy and language with this name (any case) — under `parentId` for categories. */
+  /**
+   * A term of the same taxonomy and language with this name (any ASCII case) — under `parentId` for categories. Not
+   * the collation key: WordPress's `wp_insert_term` checks its collation's matches again with `strtolower`, so `Café`
+   * and `Cafe` are two terms (their slugs then differ by a suffix).
+   */
   async findSameName(taxonomy: Taxonomy, lang: Lang, name: string, parentId: number): Promise<number | null> {
     const anyParent = taxonomy === 'tag' ? 1 : 0;
     return this.stmts.sameName.get({ taxonomy, lang, name, parent: parentId || null, anyParent })?.id ?? null;
@@ -183,7 +202,7 @@ export class SqliteTerms implements TermsRepository {
 
   /** Inserts a term; the caller checks uniqueness in the same unit of work. */
   async insert(input: TermInput): Promise<number> {
-    const id = Number(this.stmts.insert.run({ taxonomy: input.taxonomy, name: input.name, slug: input.slug, description: input.description, parent: input.parentId || null, lang: input.lang }).lastInsertRowid);
+    const id = Number(this.stmts.insert.run({ taxonomy: input.taxonomy, name: input.name, nameKey: collationKey(input.name), slug: input.slug, description: input.description, parent: input.parentId || null, lang: input.lang }).lastInsertRowid);
     const group = input.translationOf === null ? id : (await this.findById(input.translationOf))!.translationGroup;
     this.stmts.setGroup.run({ id, group });
     return id;
@@ -193,7 +212,7 @@ export class SqliteTerms implements TermsRepository {
    * Inserts a term under a given id and translation group, recording the site it was imported from; The id must be free.
    */
   async insertAs(id: number, translationGroup: number, input: Omit<TermInput, 'translationOf'>, source: string): Promise<void> {
-    this.stmts.insertAs.run({ id, taxonomy: input.taxonomy, name: input.name, slug: input.slug, description: input.description, parent: input.parentId || null, lang: input.lang, group: translationGroup });
+    this.stmts.insertAs.run({ id, taxonomy: input.taxonomy, name: input.name, nameKey: collationKey(input.name), slug: input.slug, description: input.description, parent: input.parentId || null, lang: input.lang, group: translationGroup });
     this.stmts.setSource.run({ id, source });
   }
 
@@ -209,7 +228,7 @@ export class SqliteTerms implements TermsRepository {
   }
 
   async update(id: number, fields: { name: string; slug: string; description: string; parentId: number }): Promise<void> {
-    this.stmts.update.run({ id, name: fields.name, slug: fields.slug, description: fields.description, parent: fields.parentId || null });
+    this.stmts.update.run({ id, name: fields.name, nameKey: collationKey(fields.name), slug: fields.slug, description: fields.description, parent: fields.parentId || null });
   }
 
   /** Deletes a term; its children move up to its parent and events lose it. */

@@ -1,0 +1,6 @@
+import { createEvent } from './client/sdk.gen';
+
+const dates = { start_date: '2027-05-01 19:00', end_date: '2027-05-01 22:00' };
+export const withTitle = () => createEvent({ body: { title: 'Has a title', ...dates } });
+// @ts-expect-error a create without `title` must not type-check
+export const withoutTitle = () => createEvent({ body: { ...dates } });

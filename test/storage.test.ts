@@ -1,0 +1,158 @@
+/**
+ * Faults of the storage under the database: a full disk (SQLite's page limit, and a real full filesystem where this
+ * machine lets the tests mount one) and a database that cannot be written at start-up. These are faults of SQLite's
+ * file: the sqlite project only (vitest.config.ts).
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../src/db/sqlite/connection.js';
+import type { SqliteEngine } from '../src/db/sqlite/engine.js';
+import { migrate } from '../src/db/sqlite/migrate.js';
+import { Almanac, call, cleanUp, tempDb } from './helpers/process.js';
+import { NS, TestServer } from './helpers/server.js';
+
+afterAll(cleanUp);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** An event whose description takes room: a full page, or more, of its own. */
+const bulky = (title: string) => ({ title, description: `<p>${'Roomy words. '.repeat(4000)}</p>`, start_date: '2031-05-01 10:00', end_date: '2031-05-01 11:00' });
+
+describe('a full disk', () => {
+  it('refuses writes with 507 rest_insufficient_storage, changes nothing, logs once per episode, and recovers by itself', async () => {
+    const s = await TestServer.start({ logLevel: 'info' });
+    // the server's connection that writes: max_page_count holds for that connection
+    const db = (s.engine as SqliteEngine).database;
+    try {
+      const kept = (await s.raw('POST', `${NS}/events`, { as: s.admin, json: bulky('Stored before') })).body;
+      const counts = () => db.prepare('SELECT (SELECT COUNT(*) FROM posts) AS posts, (SELECT COUNT(*) FROM terms) AS terms').get();
+      const logged = (msg: string) => s.logs.filter((l) => JSON.parse(l).msg === msg).length;
+
+      for (let episode = 1; episode <= 2; episode++) {
+        // the file may grow no further (SQLite's own limit, as a full disk shows to it); what fits in free pages fits
+        db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+        let first;
+        for (let i = 0; i < 50 && first?.status !== 507; i++) first = await s.raw('POST', `${NS}/events`, { as: s.admin, json: bulky(`Filling ${episode}.${i}`) });
+        expect(first!.status).toBe(507);
+        expect(first!.body.code).toBe('rest_insufficient_storage');
+        const before = counts();
+        const refused = [
+          await s.raw('POST', `${NS}/events`, { as: s.admin, json: bulky('Refused') }),
+          await s.raw('PATCH', `${NS}/events/${kept.id}`, { as: s.admin, json: { description: bulky('x').description.repeat(3) } }),
+          await s.raw('POST', `${NS}/venues`, { as: s.admin, json: { venue: 'Refused hall', description: 'Long words. '.repeat(4000) } }),
+        ];
+        expect(refused.map((r) => [r.status, r.body.code])).toEqual(Array(3).fill([507, 'rest_insufficient_storage']));
+        expect(counts(), 'nothing changed').toEqual(before);
+        expect((await s.raw('GET', `${NS}/events/${kept.id}`)).status, 'reads go on').toBe(200);
+        expect((await s.raw('GET', '/healthz')).status).toBe(200);
+        expect(logged('storage full: writes are refused with 507 until space frees'), 'one error line per episode').toBe(episode);
+        expect(s.logs.filter((l) => JSON.parse(l).level === 'error').length, 'no other error line').toBe(episode);
+
+        db.pragma('max_page_count = 1073741823'); // space frees
+        const created = await s.raw('POST', `${NS}/events`, { as: s.admin, json: bulky(`After episode ${episode}`) });
+        expect(created.status).toBe(201);
+        expect(logged('storage has room again')).toBe(episode);
+      }
+    } finally {
+      await s.close();
+    }
+  });
+
+  /** Mounts a tmpfs of `size` at `dir`; false where this machine does not let the tests mount (not root, say). */
+  const mounted = (dir: string, size: string): boolean => {
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('on a real filesystem that fills up: 507 while it is full, the server keeps serving, writes succeed once space frees', async (test) => {
+    const dbPath = tempDb();
+    const mountPoint = dirname(dbPath);
+    if (!mounted(mountPoint, '4m')) return test.skip('cannot mount a tmpfs here');
+    let server: Almanac | undefined;
+    try {
+      server = await Almanac.start(dbPath);
+      // leave the database some 600 KB
+      const filler = join(mountPoint, 'filler');
+      const { bavail, bsize } = statfsSync(mountPoint);
+      writeFileSync(filler, Buffer.alloc(Math.max(0, bavail * bsize - 600_000)));
+      let answer;
+      for (let i = 0; i < 100 && answer?.status !== 507; i++) answer = await call(server, 'POST', `${NS}/events`, bulky(`Filling ${i}`));
+      expect(answer!.status).toBe(507);
+      expect(answer!.body.code).toBe('rest_insufficient_storage');
+      expect((await call(server, 'GET', '/healthz', undefined, null)).status).toBe(200);
+      rmSync(filler);
+      const created = await call(server, 'POST', `${NS}/events`, bulky('After the filler went'));
+      expect(created.status).toBe(201);
+      expect((await call(server, 'GET', `${NS}/events/${created.body.id}`, undefined, null)).status).toBe(200);
+      const errors = server.errors();
+      expect(errors.length, errors.join('\n')).toBe(1);
+      expect(errors[0]).toContain('storage full');
+      await server.stop();
+      expect(await server.exited).toBe(0);
+    } finally {
+      await server?.stop();
+      execFileSync('umount', [mountPoint]);
+    }
+  }, 120_000);
+});
+
+describe('a database that cannot be written at start-up', () => {
+  // root writes whatever the permissions say: the server then runs as an unprivileged user
+  const asRoot = process.getuid?.() === 0;
+  const NOBODY = 65534;
+
+  /** A migrated database in a folder of its own, then `restrict` takes the rights away. */
+  const prepared = (restrict: (file: string, folder: string) => void): string => {
+    const dbPath = tempDb();
+    const db = openDatabase(dbPath);
+    migrate(db);
+    db.close();
+    restrict(dbPath, dirname(dbPath));
+    return dbPath;
+  };
+
+  /** Starts Almanac on `dbPath` and expects the refusal; `folders` get their rights back afterwards (for clean-up). */
+  const refused = async (dbPath: string, folders: string[]) => {
+    try {
+      const server = Almanac.spawn(dbPath, 1, {}, asRoot ? NOBODY : undefined);
+      const code = await Promise.race([server.exited, sleep(60_000).then(() => 'still running')]);
+      const lines = server.stderr.trim().split('\n');
+      expect(code, server.stderr).toBe(2);
+      expect(lines, 'one line').toHaveLength(1);
+      expect(lines[0]!.startsWith(`almanac: the database ${dbPath} cannot be written (`), lines[0]).toBe(true);
+      expect(lines[0]).toContain('writable by this process');
+    } finally {
+      for (const folder of folders) chmodSync(folder, 0o755);
+    }
+  };
+
+  it('refuses to start, in one line, when the file is read-only', async () => {
+    const dbPath = prepared((file, folder) => {
+      chmodSync(folder, 0o777);
+      chmodSync(file, 0o444);
+    });
+    await refused(dbPath, [dirname(dbPath)]);
+  }, 90_000);
+
+  it('refuses to start, in one line, when its folder is read-only', async () => {
+    const dbPath = prepared((file, folder) => {
+      chmodSync(file, 0o666);
+      chmodSync(folder, 0o555);
+    });
+    await refused(dbPath, [dirname(dbPath)]);
+  }, 90_000);
+
+  it('refuses to start, in one line, when its folder cannot be created', async () => {
+    const parent = dirname(tempDb());
+    const locked = join(parent, 'locked');
+    mkdirSync(locked);
+    chmodSync(locked, 0o555);
+    chmodSync(parent, 0o755);
+    await refused(join(locked, 'data', 'almanac.sqlite'), [locked]);
+  }, 90_000);
+});
