@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -211,6 +211,9 @@ describe('the README shell examples', () => {
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    // the SDK example generates a client where a reader's own project would have it: not in this checkout
+    rmSync(join(root, 'almanac.json'), { force: true });
+    rmSync(join(root, 'src', 'almanac'), { recursive: true, force: true });
 
     const outputs = new Map<string, string>();
     const parts = stdout.split(/\n@@ (\d+|end) @@\n/);
