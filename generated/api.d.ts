@@ -821,11 +821,8 @@ export interface components {
          *     }
          */
         PlaceJsonLd: {
-            /**
-             * @description Always `Place`.
-             * @enum {string}
-             */
-            "@type": "Place";
+            /** @description Always `Place`. */
+            "@type": string;
             /** @description Venue name, HTML-escaped as in the record. */
             name: string;
             /** @description Venue excerpt, or the rendered content when there is no excerpt. HTML special characters are turned into entities, and line breaks into the two characters `\n`. */
@@ -839,11 +836,8 @@ export interface components {
             url: string;
             /** @description Postal address. Empty parts are left out. */
             address: {
-                /**
-                 * @description Always `PostalAddress`.
-                 * @enum {string}
-                 */
-                "@type": "PostalAddress";
+                /** @description Always `PostalAddress`. */
+                "@type": string;
                 /** @description Venue `address`. */
                 streetAddress?: string;
                 /** @description Venue `city`. */
@@ -857,11 +851,8 @@ export interface components {
             };
             /** @description Coordinates. Only present when the venue has `geo_lat` and `geo_lng`. */
             geo?: {
-                /**
-                 * @description Always `GeoCoordinates`.
-                 * @enum {string}
-                 */
-                "@type": "GeoCoordinates";
+                /** @description Always `GeoCoordinates`. */
+                "@type": string;
                 /** @description Venue `geo_lat`. */
                 latitude: number;
                 /** @description Venue `geo_lng`. */
@@ -885,11 +876,8 @@ export interface components {
          *     }
          */
         PersonJsonLd: {
-            /**
-             * @description Always `Person`, even for organisations, as in the plugin.
-             * @enum {string}
-             */
-            "@type": "Person";
+            /** @description Always `Person`, even for organisations, as in the plugin. */
+            "@type": string;
             /** @description Organizer name, HTML-escaped as in the record. */
             name: string;
             /** @description Excerpt or rendered content, escaped the same way as `PlaceJsonLd.description`. */
@@ -910,16 +898,10 @@ export interface components {
         };
         /** @description schema.org `Event` structured data with the same structure and keys as the plugin. Only in single-event responses (GET by id or slug), and only when the caller may see it. */
         EventJsonLd: {
-            /**
-             * @description Always `http://schema.org`.
-             * @enum {string}
-             */
-            "@context": "http://schema.org";
-            /**
-             * @description Always `Event`.
-             * @enum {string}
-             */
-            "@type": "Event";
+            /** @description Always `http://schema.org`. */
+            "@context": string;
+            /** @description Always `Event`. */
+            "@type": string;
             /** @description Event title, escaped for embedding in a script: HTML special characters become entities, quotes are backslash-escaped, and line breaks become the two characters `\n`. */
             name: string;
             /** @description The excerpt, or the rendered content when there is no excerpt, escaped like `name`. */
@@ -951,11 +933,8 @@ export interface components {
             organizer?: components["schemas"]["PersonJsonLd"];
             /** @description Offer built from the cost. Only present when `cost` is not empty. */
             offers?: {
-                /**
-                 * @description Always `Offer`.
-                 * @enum {string}
-                 */
-                "@type": "Offer";
+                /** @description Always `Offer`. */
+                "@type": string;
                 /** @description The cost as the plugin writes it into JSON-LD: its `cost` without the currency symbol, lowest – highest for several values (`"20"`, `"5 – 25"`), and `"0"` where `cost` reads `Free`. */
                 price: string;
                 /** @description Event `currency_code`, or the site default (`USD`). */

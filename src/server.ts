@@ -66,9 +66,9 @@ export class ListenError extends Error {}
 
 function listenError(err: NodeJS.ErrnoException, config: Config): Error {
   const where = `${config.host}:${config.port}`;
-  if (err.code === 'EADDRINUSE') return new ListenError(`cannot listen on ${where}: another process is using that port (choose another with PORT)`);
-  if (err.code === 'EACCES') return new ListenError(`cannot listen on ${where}: not allowed to use that port (choose one above 1023 with PORT)`);
-  if (err.code === 'EADDRNOTAVAIL') return new ListenError(`cannot listen on ${where}: this machine has no such address (set HOST)`);
+  if (err.code === 'EADDRINUSE') return new ListenError(`cannot listen on ${where}: another process is using that port (EADDRINUSE; choose another with PORT)`);
+  if (err.code === 'EACCES') return new ListenError(`cannot listen on ${where}: not allowed to use that port (EACCES; choose one above 1023 with PORT)`);
+  if (err.code === 'EADDRNOTAVAIL') return new ListenError(`cannot listen on ${where}: this machine has no such address (EADDRNOTAVAIL; set HOST)`);
   return err;
 }
 

@@ -285,7 +285,7 @@ describe.runIf(sqliteOnly)('the almanac and server processes', () => {
         env: { ...inherited, ALMANAC_DB: join(dir, 'almanac.sqlite'), PORT: String(port), HOST: '127.0.0.1', ALMANAC_LOG_LEVEL: 'warn' },
       });
       expect(run.status).toBe(1);
-      expect(stderrLines(run.stderr)).toEqual([`almanac: cannot listen on 127.0.0.1:${port}: another process is using that port (choose another with PORT)`]);
+      expect(stderrLines(run.stderr)).toEqual([`almanac: cannot listen on 127.0.0.1:${port}: another process is using that port (EADDRINUSE; choose another with PORT)`]);
     } finally {
       await new Promise((resolve) => taken.close(resolve));
     }
