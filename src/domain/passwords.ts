@@ -1,6 +1,7 @@
 import { createHash, hash, randomBytes, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
 import type { Engine, UsersRepository } from '../db/engine.js';
 import type { AppPassword, User } from '../db/records.js';
+import { InFlight } from '../inFlight.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 } as const;
@@ -113,30 +114,33 @@ export class CredentialVerifier {
   private readonly verified = new Map<string, { version: number; password: AppPassword; until: number }>();
   private readonly lastTouched = new Map<string, number>();
   /** Checks being computed, by a digest of login and password. */
-  private readonly inFlight = new Map<string, Promise<CredentialCheck>>();
+  private readonly checks = new InFlight<string, CredentialCheck>();
+  /** Users being looked up, by data generation and login. */
+  private readonly lookups = new InFlight<string, User | null>();
 
   constructor(private readonly engine: Engine, private readonly gate: ScryptGate) {}
 
-  /** The user a login or an e-mail address names, or null. */
-  lookup(login: string): Promise<User | null> {
+  /**
+   * The user a login or an e-mail address names, or null, as of the data's `generation`: a burst of requests with the
+   * same credentials reads it once.
+   */
+  lookup(login: string, generation: string): Promise<User | null> {
+    return this.lookups.run(`${generation}\0${login}`, () => this.userNamed(login));
+  }
+
+  private userNamed(login: string): Promise<User | null> {
     return this.engine.read((repos) => repos.users.findByLoginOrEmail(login));
   }
 
   async verify(login: string, password: string, clientIp: string | null): Promise<CredentialCheck> {
-    const key = sha256Hex(`${login}\0${password}`);
-    let pending = this.inFlight.get(key);
-    if (pending === undefined) {
-      pending = this.check(login, password).finally(() => this.inFlight.delete(key));
-      this.inFlight.set(key, pending);
-    }
-    const check = await pending;
+    const check = await this.checks.run(sha256Hex(`${login}\0${password}`), () => this.check(login, password));
     if (check.ok) this.noteUse(check, clientIp);
     return check;
   }
 
   private async check(login: string, password: string): Promise<CredentialCheck> {
     // Every failure costs one scrypt, whether the login exists or not, so timing does not tell logins apart.
-    const user = await this.lookup(login);
+    const user = await this.userNamed(login);
     if (!user) return (await this.gate.hash(password, DUMMY_SALT)) === null ? BUSY : { ok: false, reason: 'invalid_username' };
     const known = this.rememberedFor(user, login, password);
     if (known) return known;

@@ -5,6 +5,7 @@ import type { User } from '../db/records.js';
 import type { Caller } from '../domain/context.js';
 import { sha256Hex, type CredentialCheck, type CredentialVerifier } from '../domain/passwords.js';
 import { ApiError, DatabaseUnavailable, StorageFull } from '../errors.js';
+import { InFlight } from '../inFlight.js';
 import { Episode, type Logger } from '../log.js';
 import { clientAddress } from './origin.js';
 
@@ -78,6 +79,8 @@ export class SettledCallers {
 export function authenticate(engine: Engine, verifier: CredentialVerifier, lockout: LockoutPolicy, options: { trustProxy: boolean; log: Logger; settled: SettledCallers }): Middleware {
   const { trustProxy, log, settled } = options;
   const failures = engine.lockout;
+  /** Lock-out states being read, by the counts' generation, address and account: a burst reads each once. */
+  const states = new InFlight<string, { lockedUntil: number; recorded: boolean }>();
   const refusals = new Episode(log, 'warn', 'password checks refused: the scrypt queue is full (ALMANAC_AUTH_SCRYPT_QUEUE)', 'password checks keep up again');
   const unrecorded = new Episode(log, 'error', 'failed authentications cannot be recorded: their file cannot be written', 'failed authentications are recorded again');
   /**
@@ -113,10 +116,10 @@ export function authenticate(engine: Engine, verifier: CredentialVerifier, locko
       const colon = decoded.indexOf(':');
       const login = (colon < 0 ? decoded : decoded.slice(0, colon)).slice(0, 200);
       const password = colon < 0 ? '' : decoded.slice(colon + 1);
-      const user = await verifier.lookup(login);
+      const user = await verifier.lookup(login, at);
       const account = accountOf(user, login);
       const lockoutAt = failures.generation();
-      const before = await failures.state(address, account, now);
+      const before = await states.run(`${lockoutAt}\0${address}\0${account}`, () => failures.state(address, account, now));
       if (before.lockedUntil) throw tooMany(before.lockedUntil, now);
       const remembered = user ? verifier.rememberedFor(user, login, password) : null;
       if (remembered) verifier.noteUse(remembered, ip);

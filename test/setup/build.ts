@@ -12,10 +12,11 @@ export default function setup(): void {
   process.env.ALMANAC_TEST_BUILT = '1';
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
   try {
-    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'pipe', encoding: 'utf8' });
+    // the package's own build: the compiler, then the CLI made executable (`npx almanac` runs it as a program)
+    execFileSync('npm', ['run', '-s', 'build'], { cwd: root, stdio: 'pipe', encoding: 'utf8' });
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string };
     const output = `${e.stdout ?? ''}${e.stderr ?? ''}`.trim() || e.message;
-    throw new Error(`npx tsc -p tsconfig.build.json failed, so dist/ may be stale:\n${output}`);
+    throw new Error(`npm run build failed, so dist/ may be stale:\n${output}`);
   }
 }
