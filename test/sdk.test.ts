@@ -18,6 +18,11 @@ import { checkResponse, NS, TestServer } from './helpers/server.js';
 const root = join(import.meta.dirname, '..');
 const work = join(import.meta.dirname, 'artifacts', 'sdk');
 const bin = (name: string) => join(root, 'node_modules', '.bin', name);
+/**
+ * A package's own program: Redocly's CLI and openapi-typescript-codegen both install a program named `openapi`, and
+ * which one `node_modules/.bin/openapi` is depends on the order npm installs them in.
+ */
+const programOf = (pkg: string, file: string) => join(root, 'node_modules', pkg, file);
 const run = promisify(execFile);
 
 type Source = 'file' | 'doc';
@@ -45,7 +50,7 @@ const generators: Record<string, Generator> = {
     },
   },
   'swagger-typescript-api': { driver: 'swaggerTypescriptApi', baseUrlFromDocument: true, command: (input, out) => [bin('swagger-typescript-api'), ['generate', '--path', input, '--output', out, '--name', 'Api.ts', '--silent']] },
-  'openapi-typescript-codegen': { driver: 'openapiTypescriptCodegen', baseUrlFromDocument: true, command: (input, out) => [bin('openapi'), ['--input', input, '--output', out]] },
+  'openapi-typescript-codegen': { driver: 'openapiTypescriptCodegen', baseUrlFromDocument: true, command: (input, out) => [process.execPath, [programOf('openapi-typescript-codegen', 'bin/index.js'), '--input', input, '--output', out]] },
   'openapi-typescript + openapi-fetch': { driver: 'openapiFetch', baseUrlFromDocument: false, command: (input, out) => [bin('openapi-typescript'), [input, '--output', join(out, 'api.d.ts')]] },
 };
 
