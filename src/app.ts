@@ -50,12 +50,12 @@ export async function createApp({ engine, config, log }: { engine: Engine; confi
       if (kind === 'category' || kind === 'tag') return (await repos.terms.findById(Number(value)))?.taxonomy === kind;
       const id = typeof value === 'number' ? value : await repos.posts.resolveSlug(kind, value, state.lang);
       return id !== null && (await repos.posts.typeOf(id)) === kind;
-    }),
+    }, state.reads),
   });
 
   const verifier = new CredentialVerifier(engine, new ScryptGate(config.authScryptConcurrency, config.authScryptQueue));
-  const settled = new SettledCallers(verifier, () => engine.lockout.generation());
-  const cache = config.cacheBytes > 0 ? new ResponseCache(config.cacheBytes) : null;
+  const settled = new SettledCallers(verifier, () => engine.lockout.generation(), engine.changes);
+  const cache = config.cacheBytes > 0 ? new ResponseCache(config.cacheBytes, engine.changes) : null;
 
   const koa = new Koa({ proxy: config.trustProxy });
   koa.use(respond(config, log)); // errors → WordPress shape, common headers, _fields, _envelope, JSON

@@ -260,7 +260,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
         return;
       }
       case 'user list':
-        for (const u of await engine.read((repos) => repos.users.list())) out(`${u.id}\t${u.login}\t${u.role}\t${u.email ?? ''}`);
+        for (const u of await engine.read((repos) => repos.users.list(), null)) out(`${u.id}\t${u.login}\t${u.role}\t${u.email ?? ''}`);
         return;
       case 'user set-role': {
         const wanted = role(rest[1]);
@@ -290,7 +290,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
         return;
       }
       case 'app-password list': {
-        const passwords = await engine.read(async (repos) => repos.users.passwordsOf((await userNamed(repos.users, rest[0])).id));
+        const passwords = await engine.read(async (repos) => repos.users.passwordsOf((await userNamed(repos.users, rest[0])).id), null);
         for (const p of passwords) out(`${p.uuid}\t${p.name}\tcreated ${p.createdUtc}\tlast used ${p.lastUsedUtc ?? 'never'}`);
         return;
       }

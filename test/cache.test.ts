@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ReadSet } from '../src/db/changes.js';
 import { ResponseCache, replayKey } from '../src/http/cache.js';
 import { basic, NS, TestServer } from './helpers/server.js';
 
@@ -148,22 +149,23 @@ describe('the front answer (a cached GET answered before Koa)', () => {
   });
 
   it('counts what the header lines of the variants take against the cache\'s bytes', async () => {
-    const cache = new ResponseCache(16_000);
-    const version = await s.engine.generation();
+    const cache = new ResponseCache(16_000, s.engine.changes);
+    await s.engine.generation();
     const answer = (n: number) => ({ status: 200, bytes: Buffer.alloc(2000, n), headers: {}, linkPrefix: '' });
-    const moment = (cache.find('probe', version), cache.moment);
-    const first = cache.store('first', answer(1), false, moment)!;
-    cache.store('second', answer(2), false, moment);
+    const moment = cache.moment;
+    const reads = new ReadSet();
+    const first = cache.store('first', answer(1), false, moment, reads)!;
+    cache.store('second', answer(2), false, moment, reads);
     const lines = (origin: string) => ['Access-Control-Allow-Origin', origin, 'X-Padding', 'x'.repeat(1000)];
     for (let i = 0; i < 12; i++) cache.keepReplay('first', first, replayKey(200, `https://site${i}.example`), () => lines(`https://site${i}.example`));
     expect(first.replays!.size).toBe(8);
-    expect(cache.find('first', version)).toBe(first);
+    expect(cache.find('first')).toBe(first);
     // four answers of 2,000 bytes fit in 16,000; with its variants the first takes 11,000 or so, so the fourth pushes it out
-    cache.store('third', answer(3), false, moment);
-    cache.store('fourth', answer(4), false, moment);
-    expect(cache.find('first', version)).toBeUndefined();
-    expect(cache.find('second', version)).toBeDefined();
-    expect(cache.find('fourth', version)).toBeDefined();
+    cache.store('third', answer(3), false, moment, reads);
+    cache.store('fourth', answer(4), false, moment, reads);
+    expect(cache.find('first')).toBeUndefined();
+    expect(cache.find('second')).toBeDefined();
+    expect(cache.find('fourth')).toBeDefined();
   });
 
   it('leaves to the full pipeline another address for the site and a method override', async () => {

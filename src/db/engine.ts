@@ -5,6 +5,7 @@
  * durable change. No SQL lives outside an engine's folder.
  */
 import type { DateTime } from 'luxon';
+import type { ChangeTracker, ReadSet } from './changes.js';
 import type { Lang } from '../domain/context.js';
 import type { Role } from '../domain/capabilities.js';
 import type {
@@ -176,8 +177,11 @@ export interface Engine {
   readonly kind: EngineKind;
   /** The migrations applied when the engine opened the database (it always brings it to the newest schema). */
   readonly applied: number[];
-  /** Reads on one consistent view of the data where the engine offers one (SQLite: one snapshot). */
-  read<T>(work: (repos: Repositories) => Promise<T>): Promise<T>;
+  /**
+   * Reads on one consistent view of the data where the engine offers one (SQLite: one snapshot). With `reads`, what
+   * the work reads is recorded there (see changes.ts): what a cached answer depends on.
+   */
+  read<T>(work: (repos: Repositories) => Promise<T>, reads?: ReadSet | null): Promise<T>;
   /**
    * One atomic change, serialised with every other write of every process and node, acknowledged once durable.
    * Writes arriving together share one commit (group commit), each in a savepoint of its own.
@@ -190,6 +194,8 @@ export interface Engine {
    * process or node. A reading starts after the call, so a write acknowledged before it is always seen.
    */
   generation(): string | Promise<string>;
+  /** What changed, as this process has seen it through `generation` readings: what the caches consult. */
+  readonly changes: ChangeTracker;
   /**
    * Runs a bulk load (seeding, an import) made of writes: the engine may tune itself for it while it runs (SQLite: a
    * large page cache, no automatic checkpoints) and tidies up after (a checkpoint, fresh statistics).

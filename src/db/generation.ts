@@ -1,24 +1,44 @@
+import { ChangeTracker, MAX_CHANGES_READ, type LoggedChange } from './changes.js';
+
 /**
  * A process's view of the data's generation, as one token: equal tokens mean that nothing an answer can depend on
  * changed in between. Two things move it: a new change log sequence (any write of any process or node), and a
  * scheduled record falling due (its effective status turns to `publish` with no write at all). Engines feed it the
- * latest sequence they read; it asks for the next due time only when one of the two moved.
+ * latest sequence they read; it asks for the next due time only when one of the two moved. What moved is passed on to
+ * `changes`, which the caches consult to retire only the answers a change can alter.
  */
 export class GenerationTracker {
+  readonly changes = new ChangeTracker();
   private seq = -1;
   private epoch = 0;
   private nextDue: string | null = null;
 
-  advance(seq: number, nowUtc: string, nextDue: () => string | null): string {
-    if (seq !== this.seq) {
+  /**
+   * `rowsFrom(seq)`: the change log rows from `seq` on, oldest first, as `readChanges` checks them (called only when
+   * the sequence moved).
+   */
+  advance(seq: number, rowsFrom: (seq: number) => LoggedChange[] | null, nowUtc: string, nextDue: () => string | null): string {
+    if (seq > this.seq) {
+      this.changes.observe(seq, this.seq < 0 ? null : rowsFrom(this.changes.lastSeq), false);
       this.seq = seq;
       this.nextDue = nextDue();
     } else if (this.nextDue !== null && nowUtc >= this.nextDue) {
       this.epoch++;
+      this.changes.observe(this.seq, [], true);
       this.nextDue = nextDue();
     }
     return `${this.seq}.${this.epoch}`;
   }
+}
+
+/**
+ * The rows after `from` among change log rows read from `from` on (at most MAX_CHANGES_READ + 1, oldest first), or
+ * null when they cannot be trusted to be all of them: the row `from` itself is gone (pruned while the process was
+ * idle) or there were too many to read.
+ */
+export function readChanges(from: number, rows: LoggedChange[]): LoggedChange[] | null {
+  if (rows.length === 0 || rows[0]!.seq !== from || rows.length > MAX_CHANGES_READ) return null;
+  return rows.slice(1);
 }
 
 /** The current UTC time as the data layer writes times (`YYYY-MM-DD HH:MM:SS`). */

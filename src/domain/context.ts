@@ -1,3 +1,4 @@
+import type { ReadSet } from '../db/changes.js';
 import type { Role } from './capabilities.js';
 
 /** Who is asking, in which language, and at which addresses: what the middleware learnt about a request. */
@@ -29,6 +30,8 @@ export interface RequestState {
   sent: ReadonlySet<string>;
   /** The `If-Match` header of a write, or null: the write happens only when it names the record's current ETag. */
   ifMatch: string | null;
+  /** What the answer reads, recorded when it may be cached (see db/changes.ts); null otherwise. */
+  reads: ReadSet | null;
 }
 
 export const prefixOf = (lang: Lang): LangPrefix => (lang === 'en' ? '' : `/${lang}`);

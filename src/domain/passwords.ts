@@ -129,7 +129,7 @@ export class CredentialVerifier {
   }
 
   private userNamed(login: string): Promise<User | null> {
-    return this.engine.read((repos) => repos.users.findByLoginOrEmail(login));
+    return this.engine.read((repos) => repos.users.findByLoginOrEmail(login), null);
   }
 
   async verify(login: string, password: string, clientIp: string | null): Promise<CredentialCheck> {
@@ -144,7 +144,7 @@ export class CredentialVerifier {
     if (!user) return (await this.gate.hash(password, DUMMY_SALT)) === null ? BUSY : { ok: false, reason: 'invalid_username' };
     const known = this.rememberedFor(user, login, password);
     if (known) return known;
-    const passwords = await this.engine.read((repos) => repos.users.passwordsOf(user.id));
+    const passwords = await this.engine.read((repos) => repos.users.passwordsOf(user.id), null);
     let found: AppPassword | undefined;
     for (const p of passwords) {
       if (p.scheme === 'sha256' && sameDigest(saltedSha256(p.salt, normaliseGenerated(password)), p)) found = p;
@@ -211,7 +211,7 @@ export async function ensureBootstrapAdmin(engine: Engine, login: string, passwo
   const before = await engine.read(async (repos) => {
     const user = await repos.users.findByLoginOrEmail(login);
     return { user, bootstrap: user ? (await repos.users.passwordsOf(user.id)).find((p) => p.isBootstrap) : undefined };
-  });
+  }, null);
   const keeps = before.bootstrap !== undefined && (await matches(before.bootstrap, password));
   const fresh = keeps ? null : await hashChosen(password);
   return engine.write(async (repos) => {

@@ -169,12 +169,12 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
       const { ids } = await repos.posts.listEvents({ ...query, withoutPassword: true, limit: MAX_FEED_EVENTS, offset: 0 });
       const records = await repos.posts.findMany('event', ids);
       return calendarReply(repos, s, ids.flatMap((id) => records.get(id) ?? []), state, 'Events');
-    }),
+    }, state.reads),
     getEventCalendar: (c, state) => engine.read(async (repos) => {
       const s = new PostService(repos, config, state);
       const event = await s.readableEvent(c.request.params.id, c.request.query.password);
       return calendarReply(repos, s, [event], state, null, c.request.query.password);
-    }),
+    }, state.reads),
     listEvents: (c, state) => engine.read(async (repos) => {
       const q = c.request.query as EventListParams;
       if (syncRequested(state)) return changes(repos, 'event', q, state);
@@ -201,9 +201,9 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
       const all = withSent(pairs, state.sent, q as Record<string, unknown>, c.operation.parameters as OperationParams);
       const { body, headers } = envelope('events', events, total, page, perPage, `${state.restBase}/events/`, all);
       return { status: 200 as const, body: body as never, headers };
-    }),
-    listVenues: (c, state) => engine.read((repos) => linkedList(repos, 'venue', c.request.query as LinkedListParams, c.operation.parameters as OperationParams, state)),
-    listOrganizers: (c, state) => engine.read((repos) => linkedList(repos, 'organizer', c.request.query as LinkedListParams, c.operation.parameters as OperationParams, state)),
+    }, state.reads),
+    listVenues: (c, state) => engine.read((repos) => linkedList(repos, 'venue', c.request.query as LinkedListParams, c.operation.parameters as OperationParams, state), state.reads),
+    listOrganizers: (c, state) => engine.read((repos) => linkedList(repos, 'organizer', c.request.query as LinkedListParams, c.operation.parameters as OperationParams, state), state.reads),
   };
 
   /**

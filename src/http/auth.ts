@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import { tag, type ChangeTracker } from '../db/changes.js';
 import type { Engine } from '../db/engine.js';
 import { storageFault } from '../db/faults.js';
 import type { User } from '../db/records.js';
@@ -21,6 +22,8 @@ export interface LockoutPolicy {
 }
 
 const FAILURE_WINDOW_MS = 15 * 60_000;
+/** What a settled caller was read from: users and their passwords. */
+const USERS = [tag.users];
 
 function tooMany(lockedUntil: number, now: number): ApiError {
   const seconds = Math.max(1, Math.ceil((lockedUntil - now) / 1000));
@@ -37,36 +40,39 @@ const busy = (): ApiError =>
 const accountOf = (user: User | null, login: string): string => (user ? `#${user.id}` : login.toLowerCase());
 
 /**
- * Credentials that verified, with the pair not locked and no failure on record, at a database generation and a
- * generation of the failure counts: while both are the same, nothing they were read from has changed (user,
- * passwords, lock-out), so the same header from the same address is the same caller, without decoding it or reading
- * anything but the generations. Keyed by a digest of address and header, never the header itself; the address is in
+ * Credentials that verified, with the pair not locked and no failure on record, as of a point of the change log and
+ * a generation of the failure counts: while no user or password changed since (any change to users names their
+ * table, `*user`) and the counts' generation is the same, nothing they were read from has changed, so the same header
+ * from the same address is the same caller, without decoding it or reading anything but the generations. Keyed by a digest of address and header, never the header itself; the address is in
  * the key because the lock-out is per address (behind a trusted proxy, one connection carries many clients). One per
  * worker, shared by the authentication stage and the front answer (front.ts).
  */
 export class SettledCallers {
-  private readonly settled = new Map<string, { generation: string; lockout: string; until: number; check: Extract<CredentialCheck, { ok: true }>; caller: Caller }>();
+  private readonly settled = new Map<string, { at: number; lockout: string; until: number; check: Extract<CredentialCheck, { ok: true }>; caller: Caller }>();
 
-  constructor(private readonly verifier: CredentialVerifier, private readonly lockoutGeneration: () => string) {}
+  constructor(private readonly verifier: CredentialVerifier, private readonly lockoutGeneration: () => string, private readonly changes: ChangeTracker) {}
 
   static keyOf(address: string, header: string): string {
     return sha256Hex(`${address}\0${header}`);
   }
 
-  /** The caller settled under `key` at database generation `at` (its use noted), or undefined. */
-  find(key: string, at: string, now: number, ip: string | null): Caller | undefined {
+  /** The caller settled under `key`, if still exact as of the change log read for this request (its use noted). */
+  find(key: string, now: number, ip: string | null): Caller | undefined {
     const known = this.settled.get(key);
-    if (known === undefined || known.generation !== at || known.until <= now) return undefined;
+    if (known === undefined || known.until <= now || !this.changes.isCurrent(USERS, known.at)) return undefined;
     // read only for a candidate: anonymous requests and unknown headers never pay for it
     if (known.lockout !== this.lockoutGeneration()) return undefined;
     this.verifier.noteUse(known.check, ip);
     return known.caller;
   }
 
-  /** `lockout`: the failure counts' generation as read before their state was. */
-  keep(key: string, at: string, lockout: string, now: number, check: Extract<CredentialCheck, { ok: true }>, caller: Caller): void {
+  /**
+   * `at`: the change tracker's stamp before the user was read; `lockout`: the failure counts' generation as read before
+   * their state was.
+   */
+  keep(key: string, at: number, lockout: string, now: number, check: Extract<CredentialCheck, { ok: true }>, caller: Caller): void {
     if (this.settled.size >= 10_000) this.settled.clear();
-    this.settled.set(key, { generation: at, lockout, until: now + 60_000, check, caller });
+    this.settled.set(key, { at, lockout, until: now + 60_000, check, caller });
   }
 }
 
@@ -104,10 +110,11 @@ export function authenticate(engine: Engine, verifier: CredentialVerifier, locko
       const ip = clientAddress(ctx.req, trustProxy) || null;
       const address = ip ?? 'unknown';
       const now = Date.now();
-      const at = await engine.generation();
-      ctx.state.generation = at;
+      const generation = await engine.generation();
+      ctx.state.generation = generation;
+      const at = engine.changes.now;
       const key = SettledCallers.keyOf(address, header);
-      const known = settled.find(key, at, now, ip);
+      const known = settled.find(key, now, ip);
       if (known !== undefined) {
         ctx.state.user = known;
         return next();
@@ -116,7 +123,7 @@ export function authenticate(engine: Engine, verifier: CredentialVerifier, locko
       const colon = decoded.indexOf(':');
       const login = (colon < 0 ? decoded : decoded.slice(0, colon)).slice(0, 200);
       const password = colon < 0 ? '' : decoded.slice(colon + 1);
-      const user = await verifier.lookup(login, at);
+      const user = await verifier.lookup(login, generation);
       const account = accountOf(user, login);
       const lockoutAt = failures.generation();
       const before = await states.run(`${lockoutAt}\0${address}\0${account}`, () => failures.state(address, account, now));

@@ -1,13 +1,16 @@
 import type { Middleware } from 'koa';
+import { ReadSet, type ChangeTracker, type Tag } from '../db/changes.js';
 import type { Engine } from '../db/engine.js';
 import type { RoutedRequest } from './route.js';
 import type { Caller } from '../domain/context.js';
 
 /**
  * A cache of serialised GET answers that is exactly right, never merely fresh enough:
- * - every entry belongs to one generation of the data (`Engine.generation`: the change log's sequence, which every
- *   write of any process or node moves, and the scheduled records fallen due). Any such write anywhere makes every
- *   entry unreachable;
+ * - every entry keeps what its answer read (tags: the rows it read by key, the tables it queried; see db/changes.ts)
+ *   and the point of the change log it was computed after. A write of any process or node names what it changed in
+ *   the change log; each request reads the log's new rows (`Engine.generation`) before it looks here, and an entry
+ *   is served only while no change after its point names one of its tags. A scheduled record falling due retires
+ *   every entry;
  * - list and index answers also belong to the second they were computed in: their time-dependent parts (default
  *   window, relative dates, "upcoming", scheduled records falling due, computed defaults) are all computed at
  *   one-second resolution;
@@ -46,6 +49,9 @@ const linesSize = (lines: string[]) => lines.reduce((n, line) => n + line.length
 
 interface Entry {
   answer: CachedAnswer;
+  /** What the answer read, and the change tracker's stamp it was computed after. */
+  reads: Tag[];
+  at: number;
   /** The second a list or index answer was computed in (it is valid in that second only); -1 for other answers. */
   second: number;
   /** Its bytes and its replays' header lines, as counted against ALMANAC_CACHE_MB. */
@@ -81,49 +87,50 @@ const MAX_ENTRIES = 20_000;
 const computedToTheSecond = (operationId: string) =>
   operationId.startsWith('list') || operationId === 'getEventsCalendar' || operationId === 'getNamespaceIndex' || operationId === 'getRestIndex';
 
+const currentSecond = () => Math.floor(Date.now() / 1000);
+
 export class ResponseCache {
   private readonly entries = new Map<string, Entry>();
   /** The `requestKey` of URLs as sent, for the front answer, which reads nothing but the URL (never stale: it depends on the spec alone). */
   private readonly aliases = new Map<string, string>();
   private readonly maxEntry: number;
   private bytes = 0;
-  private current = '';
-  private second = 0;
 
-  /** `maxBytes`: the most serialised bytes kept (ALMANAC_CACHE_MB). */
-  constructor(private readonly maxBytes: number) {
+  /**
+   * `maxBytes`: the most serialised bytes kept (ALMANAC_CACHE_MB); `changes`: the engine's view of the change log,
+   * brought up to date by each request's generation reading.
+   */
+  constructor(private readonly maxBytes: number, private readonly changes: ChangeTracker) {
     this.maxEntry = Math.min(1024 * 1024, maxBytes / 4); // a page of 50 events fits; no one answer crowds out the rest
   }
 
-  /** Brings the cache to the present: forgets everything when the data's generation moved since the last request. */
-  private settle(generation: string): void {
-    this.second = Math.floor(Date.now() / 1000);
-    if (generation !== this.current) {
-      this.entries.clear();
-      this.bytes = 0;
-      this.current = generation;
-    }
-  }
-
-  /** The answer under `key` if it is still exactly right at this generation of the data. */
-  find(key: string, generation: string): CachedAnswer | undefined {
-    this.settle(generation);
+  /**
+   * The answer under `key` if it is still exactly right, as of the change log read for this request (the caller
+   * read the generation first).
+   */
+  find(key: string): CachedAnswer | undefined {
     const entry = this.entries.get(key);
-    if (entry === undefined || (entry.second !== -1 && entry.second !== this.second)) return undefined;
+    if (entry === undefined) return undefined;
+    if ((entry.second !== -1 && entry.second !== currentSecond()) || !this.changes.isCurrent(entry.reads, entry.at)) {
+      this.entries.delete(key);
+      this.bytes -= entry.size;
+      return undefined;
+    }
     return entry.answer;
   }
 
-  /** The generation and second `find` last settled on: what an answer computed next belongs to. */
-  get moment(): { generation: string; second: number } {
-    return { generation: this.current, second: this.second };
+  /** What an answer computed from now on is current as of: the change tracker's stamp and the second. */
+  get moment(): { at: number; second: number } {
+    return { at: this.changes.now, second: currentSecond() };
   }
 
   /**
-   * Keeps an answer computed at `moment` (as read before computing it), unless a write has been seen since;
-   * returns what is kept, if anything. An answer `toTheSecond` is kept for the second it was computed in.
+   * Keeps an answer computed at `moment` (as taken before computing it) that read `reads`, unless it read something
+   * no rule describes or a change seen since retires it already; returns what is kept, if anything. An answer
+   * `toTheSecond` is kept for the second it was computed in.
    */
-  store(key: string, answer: CachedAnswer, toTheSecond: boolean, moment: { generation: string; second: number }): CachedAnswer | undefined {
-    if (answer.bytes.length > this.maxEntry || moment.generation !== this.current) return undefined;
+  store(key: string, answer: CachedAnswer, toTheSecond: boolean, moment: { at: number; second: number }, reads: ReadSet): CachedAnswer | undefined {
+    if (answer.bytes.length > this.maxEntry || reads.unknown || !this.changes.isCurrent(reads.tags, moment.at)) return undefined;
     // a small Buffer is a slice of a shared pool: keep a copy of its own, so an entry holds only its bytes
     if (answer.bytes.buffer.byteLength !== answer.bytes.length) {
       const own = Buffer.allocUnsafeSlow(answer.bytes.length);
@@ -135,7 +142,7 @@ export class ResponseCache {
       this.entries.delete(key);
       this.bytes -= replaced.size;
     }
-    this.entries.set(key, { answer, second: toTheSecond ? moment.second : -1, size: answer.bytes.length });
+    this.entries.set(key, { answer, reads: [...reads.tags], at: moment.at, second: toTheSecond ? moment.second : -1, size: answer.bytes.length });
     this.bytes += answer.bytes.length;
     this.trim();
     return answer;
@@ -188,19 +195,21 @@ export class ResponseCache {
       const operation = routed.operation;
       if ((routed.method !== 'GET' && routed.method !== 'HEAD') || !operation || operation.operationId === 'getHealth') return next();
       // authentication may have read the generation for this request already (see auth.ts): one reading, not two
-      const generation = (ctx.state.generation as string | undefined) ?? (await engine.generation());
+      if (ctx.state.generation === undefined) await engine.generation();
       const request = requestKey(routed);
       this.alias(ctx.url, request);
       const key = cacheKey(ctx.state.user as Caller | null, routed.site, request);
-      const hit = this.find(key, generation);
+      const hit = this.find(key);
       ctx.state.keepReplay = (answer: CachedAnswer, variant: string, lines: () => string[]) => this.keepReplay(key, answer, variant, lines);
       if (hit) {
         ctx.state.cached = hit;
         return;
       }
       const computedAt = this.moment;
+      const reads = new ReadSet();
+      ctx.state.reads = reads;
       await next();
-      ctx.state.store = (answer: CachedAnswer) => this.store(key, answer, computedToTheSecond(operation.operationId), computedAt);
+      ctx.state.store = (answer: CachedAnswer) => this.store(key, answer, computedToTheSecond(operation.operationId), computedAt, reads);
     };
   }
 }

@@ -1,5 +1,6 @@
 import type { Zone } from 'luxon';
 import type { Middleware } from 'koa';
+import type { ReadSet } from '../db/changes.js';
 import type { Backend, OperationMeta } from './backend.js';
 import type { RawBody } from './body.js';
 import { invalidParams, noRoute } from '../errors.js';
@@ -26,6 +27,7 @@ export function dispatch(backend: Backend, siteZone: Zone): Middleware {
       restBase: `${routed.site}${routed.pathPrefix}/wp-json/tribe/events/v1`,
       sent: new Set(Object.keys(routed.query)),
       ifMatch: ctx.get('If-Match') || null,
+      reads: (ctx.state.reads as ReadSet | undefined) ?? null,
     };
     ctx.state.request = state; // the response stage reads the language the request resolved to
     if (routed.method === 'OPTIONS') {

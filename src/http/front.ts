@@ -12,7 +12,7 @@ import type { Caller } from '../domain/context.js';
 
 /**
  * The front answer: a GET (see `isReplayableGet`) whose answer the response cache holds, from a caller known without
- * reading anything but the database generation (anonymous, or credentials settled at this generation), is answered
+ * reading anything but the database generation (anonymous, or credentials settled and still current), is answered
  * before Koa: the same status, bytes and header lines the response stage sent an earlier GET of that answer with the
  * same `Origin` and the same outcome of `If-None-Match` / `If-Modified-Since` (200 or 304), with a request id of its
  * own. Anything else (a miss, another method, a variant not sent yet, credentials not settled) returns false and goes
@@ -22,24 +22,25 @@ import type { Caller } from '../domain/context.js';
 export function frontAnswer(deps: { cache: ResponseCache; settled: SettledCallers; engine: Engine; config: Config; log: Logger }): (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean> {
   const { cache, settled, engine, config, log } = deps;
   /** The cached answer this request may be given, or undefined (then Koa answers, and reports any failure). */
-  const lookup = (req: IncomingMessage, generation: string): { answer: CachedAnswer; caller: Caller | null; status: number; lines: string[] } | undefined => {
+  const lookup = (req: IncomingMessage): { answer: CachedAnswer; caller: Caller | null; status: number; lines: string[] } | undefined => {
     let caller: Caller | null = null;
     const authorization = req.headers.authorization;
     if (authorization !== undefined) {
       const ip = clientAddress(req, config.trustProxy) || null;
-      caller = settled.find(SettledCallers.keyOf(ip ?? 'unknown', authorization), generation, Date.now(), ip) ?? null;
+      caller = settled.find(SettledCallers.keyOf(ip ?? 'unknown', authorization), Date.now(), ip) ?? null;
       if (caller === null) return undefined;
     }
     const request = cache.requestKeyOf(req.url ?? '/');
     if (request === undefined) return undefined;
-    const answer = cache.find(cacheKey(caller, siteOf(config, req), request), generation);
+    const answer = cache.find(cacheKey(caller, siteOf(config, req), request));
     if (answer?.replays === undefined) return undefined;
     const status = answer.status === 200 && conditional(req, answer) ? 304 : answer.status;
     const lines = answer.replays.get(replayKey(status, req.headers.origin || ''));
     return lines === undefined ? undefined : { answer, caller, status, lines };
   };
-  const answer = (req: IncomingMessage, res: ServerResponse, generation: string): boolean => {
-    const found = lookup(req, generation);
+  /** Called once the generation was read for this request: the change tracker is up to date. */
+  const answer = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const found = lookup(req);
     if (found === undefined) return false;
     const { answer, caller, status, lines } = found;
     const requestId = nextRequestId();
@@ -58,8 +59,8 @@ export function frontAnswer(deps: { cache: ResponseCache; settled: SettledCaller
     } catch {
       return false;
     }
-    if (typeof generation === 'string') return answer(req, res, generation);
-    return generation.then((g) => answer(req, res, g), unreadable);
+    if (typeof generation === 'string') return answer(req, res);
+    return generation.then(() => answer(req, res), unreadable);
   };
 }
 

@@ -206,7 +206,7 @@ class Importer {
       this.unit = unit;
       await work();
     };
-    if (this.options.dryRun) await this.engine.read((repos) => run(repos, null));
+    if (this.options.dryRun) await this.engine.read((repos) => run(repos, null), null);
     else await this.engine.write((unit) => run(unit, unit));
   }
 
@@ -541,7 +541,7 @@ class Importer {
    */
   private async importUnlisted(): Promise<void> {
     const site = this.postSite ?? this.info.site;
-    const imported = await this.engine.read((repos) => repos.posts.idsWithLineageFrom(site));
+    const imported = await this.engine.read((repos) => repos.posts.idsWithLineageFrom(site), null);
     const highest = [...this.seenPosts].reduce((a, b) => Math.max(a, b), 0);
     const candidates = new Set<number>(imported);
     for (let id = 1; id <= highest + PROBE_MARGIN; id++) candidates.add(id);

@@ -49,7 +49,7 @@ export class PostUnits {
   constructor(private readonly engine: Engine, private readonly config: Config) {}
 
   read<T>(state: RequestState, work: (s: PostService) => Promise<T>): Promise<T> {
-    return this.engine.read((repos) => work(new PostService(repos, this.config, state)));
+    return this.engine.read((repos) => work(new PostService(repos, this.config, state)), state.reads);
   }
 
   write<T>(state: RequestState, work: (s: PostService) => Promise<T>): Promise<T> {

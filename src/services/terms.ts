@@ -122,7 +122,7 @@ export class TermService<T extends Taxonomy> {
       if (page < totalPages) body.next_rest_url = pageUrl(base, params, page + 1);
       if (page > 1) body.previous_rest_url = pageUrl(base, params, page - 1 > 1 ? page - 1 : undefined);
       return { body, headers: { 'X-TEC-Total': String(total), 'X-TEC-TotalPages': String(totalPages) } };
-    });
+    }, state.reads);
   }
 
   get(id: number, state: RequestState, query: { context?: string } = {}) {
@@ -130,7 +130,7 @@ export class TermService<T extends Taxonomy> {
       const term = await this.existing(repos, id);
       this.requireEditContext(query, state, 'Sorry, you are not allowed to edit this term.');
       return this.wire(repos, term, state, true);
-    });
+    }, state.reads);
   }
 
   create(fields: TermFields, raw: Record<string, unknown>, state: RequestState) {

@@ -45,7 +45,19 @@ export class TestServer {
 
   static async start(overrides: Partial<Config> = {}): Promise<TestServer> {
     const dir = mkdtempSync(join(tmpdir(), 'almanac-test-'));
-    const database = await testDatabase(join(dir, 'almanac.sqlite'));
+    return TestServer.on(dir, await testDatabase(join(dir, 'almanac.sqlite')), overrides);
+  }
+
+  /**
+   * Another server on this one's database, with a process's state of its own (engine, caches): what a second worker
+   * or node is. Closing it leaves the database to this one.
+   */
+  beside(overrides: Partial<Config> = {}): Promise<TestServer> {
+    const dir = mkdtempSync(join(tmpdir(), 'almanac-test-'));
+    return TestServer.on(dir, { ...this.database, drop: async () => undefined }, overrides);
+  }
+
+  private static async on(dir: string, database: TestDatabase, overrides: Partial<Config>): Promise<TestServer> {
     const config: Config = {
       ...loadConfig({}), dbPath: database.path, databaseUrl: database.url, port: 0, logLevel: 'silent', validateResponses: true, ...overrides,
     };

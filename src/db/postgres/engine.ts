@@ -1,7 +1,8 @@
 import { DateTime } from 'luxon';
 import type pg from 'pg';
 import type { Engine, Repositories, WriteUnit } from '../engine.js';
-import { GenerationTracker, utcNowWire } from '../generation.js';
+import { ChangeSet, MAX_CHANGES_READ, recordingReads, recordingWrites, type ChangeTracker, type LoggedChange, type ReadSet } from '../changes.js';
+import { GenerationTracker, readChanges, utcNowWire } from '../generation.js';
 import { PostgresLockout } from './authFailures.js';
 import { classify, openPool, type Queryable } from './connection.js';
 import { CoalescedReader } from './generation.js';
@@ -38,8 +39,9 @@ const CHANGE_LOG_DAYS = 1;
 export class PostgresEngine implements Engine {
   readonly kind = 'postgres' as const;
   private readonly group: PostgresGroupCommit;
-  private readonly readings: CoalescedReader<{ seq: number; due: string | null; lockout: number }>;
+  private readonly readings: CoalescedReader<{ seq: number; due: string | null; lockout: number; from: number; rows: LoggedChange[] }>;
   private readonly tracker = new GenerationTracker();
+  readonly changes: ChangeTracker = this.tracker.changes;
   private readonly repos: Repositories;
   private closed = false;
   readonly lockout: PostgresLockout;
@@ -48,9 +50,10 @@ export class PostgresEngine implements Engine {
     this.repos = repositoriesOf(pool);
     this.lockout = new PostgresLockout(pool, trackedPairs);
     let pruned = 0;
-    this.group = new PostgresGroupCommit(pool, () => {
+    this.group = new PostgresGroupCommit(pool, (changes) => {
       const now = Date.now();
-      let sql = `INSERT INTO change_log (changed_utc) VALUES (to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'))`;
+      // the tags are made of letters, digits, `*` and spaces only (ChangeSet checks each): safe in the statement's text
+      let sql = `INSERT INTO change_log (changed_utc, tags) VALUES (to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), '${changes.toString()}')`;
       if (now - pruned > 3_600_000) {
         pruned = now;
         sql += `; DELETE FROM change_log WHERE changed_utc < to_char((clock_timestamp() - interval '${CHANGE_LOG_DAYS} day') AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')
@@ -58,11 +61,19 @@ export class PostgresEngine implements Engine {
       }
       return sql;
     });
+    // one round trip: the newest sequence, the change log rows since the last one this process saw (none when nothing
+    // moved), the next scheduled record and the lock-out's version
     this.readings = new CoalescedReader(async () => {
-      const rows = await query<{ seq: number; due: string | null; lockout: number | null }>(pool,
-        `SELECT (SELECT MAX(seq) FROM change_log) AS seq, (${NEXT_SCHEDULED}) AS due, (SELECT MAX(version) FROM auth_failures_version) AS lockout`,
-        [utcNowWire()]);
-      return { seq: rows[0]?.seq ?? 0, due: rows[0]?.due ?? null, lockout: rows[0]?.lockout ?? 0 };
+      const from = this.tracker.changes.lastSeq;
+      const rows = await query<{ seq: number; due: string | null; lockout: number | null; changes: [number, string][] | null }>(pool,
+        `SELECT (SELECT MAX(seq) FROM change_log) AS seq, (${NEXT_SCHEDULED}) AS due, (SELECT MAX(version) FROM auth_failures_version) AS lockout,
+          (SELECT json_agg(json_build_array(c.seq, c.tags) ORDER BY c.seq) FROM (SELECT seq, tags FROM change_log WHERE seq >= $2 ORDER BY seq LIMIT ${MAX_CHANGES_READ + 1}) c) AS changes`,
+        [utcNowWire(), from]);
+      const row = rows[0];
+      return {
+        seq: row?.seq ?? 0, due: row?.due ?? null, lockout: row?.lockout ?? 0, from,
+        rows: (row?.changes ?? []).map(([seq, tags]) => ({ seq: Number(seq), tags })),
+      };
     });
   }
 
@@ -78,12 +89,13 @@ export class PostgresEngine implements Engine {
     }
   }
 
-  async read<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
-    return work(this.repos);
+  async read<T>(work: (repos: Repositories) => Promise<T>, reads: ReadSet | null = null): Promise<T> {
+    return work(reads ? recordingReads(this.repos, reads) : this.repos);
   }
 
   write<T>(work: (unit: WriteUnit) => Promise<T>): Promise<T> {
-    return this.group.run((client, batch) => work(unitOf(client, DateTime.fromMillis(batch.nowMs, { zone: 'utc' }))));
+    const changes = new ChangeSet();
+    return this.group.run((client, batch) => work(recordingWrites(unitOf(client, DateTime.fromMillis(batch.nowMs, { zone: 'utc' })), changes)), changes);
   }
 
   async bookkeep<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
@@ -91,9 +103,11 @@ export class PostgresEngine implements Engine {
   }
 
   async generation(): Promise<string> {
-    const { seq, due, lockout } = await this.readings.get();
+    const { seq, due, lockout, from, rows } = await this.readings.get();
     this.lockout.observe(lockout);
-    return this.tracker.advance(seq, utcNowWire(), () => due);
+    // rows read from an older position than the tracker's now are filtered by sequence; from a newer one (a reading
+    // that started before another's rows were observed cannot be newer) they would be incomplete: read as unknown
+    return this.tracker.advance(seq, (seen) => (seen >= from ? readChanges(from, rows)?.filter((r) => r.seq > seen) ?? null : null), utcNowWire(), () => due);
   }
 
   async bulk<T>(work: () => Promise<T>): Promise<T> {

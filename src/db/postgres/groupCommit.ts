@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { DatabaseUnavailable } from '../../errors.js';
+import { ChangeSet } from '../changes.js';
 import { classify } from './connection.js';
 
 /** The key of the transaction lock every write of every node takes: writes are serialised, as on SQLite. */
@@ -12,6 +13,8 @@ export interface BatchContext {
 
 interface Pending {
   work: (client: pg.PoolClient, context: BatchContext) => Promise<unknown>;
+  /** What the write changes, as it records it while it runs. */
+  changes: ChangeSet;
   resolve: (value: unknown) => void;
   reject: (reason: unknown) => void;
 }
@@ -35,13 +38,13 @@ export class PostgresGroupCommit {
 
   constructor(
     private readonly pool: pg.Pool,
-    /** SQL run just before COMMIT when at least one write of the batch succeeded (no parameters). */
-    private readonly finish: (succeeded: number) => string,
+    /** SQL run just before COMMIT when at least one write of the batch succeeded (no parameters), given what they changed. */
+    private readonly finish: (changes: ChangeSet) => string,
   ) {}
 
-  run<T>(work: (client: pg.PoolClient, context: BatchContext) => Promise<T>): Promise<T> {
+  run<T>(work: (client: pg.PoolClient, context: BatchContext) => Promise<T>, changes: ChangeSet): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ work, changes, resolve: resolve as (value: unknown) => void, reject });
       if (!this.running) void this.flush();
     });
   }
@@ -90,8 +93,9 @@ export class PostgresGroupCommit {
           outcomes.push({ ok: false, error });
         }
       }
-      const succeeded = outcomes.filter((o) => o.ok).length;
-      if (succeeded > 0) await client.query(`${this.finish(succeeded)}; COMMIT`);
+      const changed = new ChangeSet();
+      batch.forEach((pending, i) => outcomes[i]!.ok && changed.merge(pending.changes));
+      if (outcomes.some((o) => o.ok)) await client.query(`${this.finish(changed)}; COMMIT`);
       else if (!alone) await client.query('ROLLBACK');
     } catch (error) {
       broken = classify(error);

@@ -7,7 +7,8 @@ import { projectRoot } from '../../paths.js';
 import type { Engine, LockoutStore, Repositories, WriteUnit } from '../engine.js';
 import { StorageFull } from '../../errors.js';
 import { storageFault } from '../faults.js';
-import { GenerationTracker, utcNowWire } from '../generation.js';
+import { ChangeSet, MAX_CHANGES_READ, recordingReads, recordingWrites, type ChangeTracker, type ReadSet } from '../changes.js';
+import { GenerationTracker, readChanges, utcNowWire } from '../generation.js';
 import { lockoutPathOf, SqliteLockout } from './authFailures.js';
 import { openDatabase, openInMemory, openReadOnly, type Db } from './connection.js';
 import { GroupCommit } from './groupCommit.js';
@@ -67,6 +68,7 @@ export class SqliteEngine implements Engine {
   private readonly threads: ReadThreads | null;
   private readonly probe: Db;
   private readonly generationOf: () => string;
+  readonly changes: ChangeTracker;
   private closed = false;
   readonly lockout: LockoutStore;
 
@@ -74,12 +76,12 @@ export class SqliteEngine implements Engine {
     this.writer = writer;
     this.lockout = new SqliteLockout(lockoutPathOf(path), options.trackedPairs ?? 100_000);
     this.writerRepos = repositoriesOf(writer);
-    const appendChange = writer.prepare<[string]>('INSERT INTO change_log (changed_utc) VALUES (?)');
+    const appendChange = writer.prepare<[string, string]>('INSERT INTO change_log (changed_utc, tags) VALUES (?, ?)');
     const prune = writer.prepare<[string]>('DELETE FROM change_log WHERE changed_utc < ? AND seq < (SELECT MAX(seq) FROM change_log)');
     let pruned = 0;
-    this.group = new GroupCommit(writer, () => {
+    this.group = new GroupCommit(writer, (changes) => {
       const now = DateTime.utc();
-      appendChange.run(wire(now));
+      appendChange.run(wire(now), changes.toString());
       if (now.toMillis() - pruned > 3_600_000) {
         pruned = now.toMillis();
         prune.run(wire(now.minus({ days: CHANGE_LOG_DAYS })));
@@ -91,8 +93,10 @@ export class SqliteEngine implements Engine {
     this.probe = memory ? writer : openReadOnly(path);
     const dataVersion = this.probe.prepare<[], number>('PRAGMA data_version').pluck();
     const lastChange = this.probe.prepare<[], number>('SELECT MAX(seq) FROM change_log').pluck();
+    const changesFrom = this.probe.prepare<[number, number], { seq: number; tags: string }>('SELECT seq, tags FROM change_log WHERE seq >= ? ORDER BY seq LIMIT ?');
     const nextScheduled = nextScheduledOf(this.probe);
     const tracker = new GenerationTracker();
+    this.changes = tracker.changes;
     let seenVersion = -1;
     let seq = 0;
     this.generationOf = () => {
@@ -102,7 +106,7 @@ export class SqliteEngine implements Engine {
         seq = lastChange.get() ?? 0;
       }
       const now = utcNowWire();
-      return tracker.advance(seq, now, () => nextScheduled(now));
+      return tracker.advance(seq, (from) => readChanges(from, changesFrom.all(from, MAX_CHANGES_READ + 1)), now, () => nextScheduled(now));
     };
     const script = memory ? null : readThreadScript();
     const size = options.readThreads ?? 2;
@@ -142,12 +146,13 @@ export class SqliteEngine implements Engine {
     return this.writer;
   }
 
-  async read<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
-    if (this.path === ':memory:') return work(this.writerRepos);
+  async read<T>(work: (repos: Repositories) => Promise<T>, reads: ReadSet | null = null): Promise<T> {
+    const recorded = (repos: Repositories) => (reads ? recordingReads(repos, reads) : repos);
+    if (this.path === ':memory:') return work(recorded(this.writerRepos));
     const reader = await this.acquire();
     reader.begin.run();
     try {
-      return await work(reader.repos);
+      return await work(recorded(reader.repos));
     } finally {
       reader.commit.run();
       this.release(reader);
@@ -155,11 +160,12 @@ export class SqliteEngine implements Engine {
   }
 
   write<T>(work: (unit: WriteUnit) => Promise<T>): Promise<T> {
-    return this.group.run(() => work(this.unit()), true).catch(rethrow);
+    const changes = new ChangeSet();
+    return this.group.run(() => work(recordingWrites(this.unit(), changes)), changes).catch(rethrow);
   }
 
   bookkeep<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
-    return this.group.run(() => work(this.writerRepos), false).catch(rethrow);
+    return this.group.run(() => work(this.writerRepos), null).catch(rethrow);
   }
 
   async bulk<T>(work: () => Promise<T>): Promise<T> {

@@ -1,10 +1,11 @@
 import type { Statement } from 'better-sqlite3';
+import { ChangeSet } from '../changes.js';
 import type { Db } from './connection.js';
 
 interface Pending {
   work: () => Promise<unknown>;
-  /** Whether the write is one answers depend on (not bookkeeping): then the batch appends to the change log. */
-  changes: boolean;
+  /** What the write changes, as it records it while it runs; null for bookkeeping (the change log is not written). */
+  changes: ChangeSet | null;
   resolve: (value: unknown) => void;
   reject: (reason: unknown) => void;
 }
@@ -26,8 +27,11 @@ export class GroupCommit {
   private running = false;
   private readonly statements: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'undo', Statement>;
 
-  /** `finish` runs inside the transaction, before COMMIT, when a write that answers depend on succeeded. */
-  constructor(private readonly db: Db, private readonly finish: () => void) {
+  /**
+   * `finish` runs inside the transaction, before COMMIT, when a write that answers depend on succeeded, with what the
+   * batch's successful writes changed.
+   */
+  constructor(private readonly db: Db, private readonly finish: (changes: ChangeSet) => void) {
     this.statements = {
       begin: db.prepare('BEGIN IMMEDIATE'),
       commit: db.prepare('COMMIT'),
@@ -39,7 +43,7 @@ export class GroupCommit {
   }
 
   /** Runs `work` in the next batch; resolves with its result once that batch is durable. */
-  run<T>(work: () => Promise<T>, changes = true): Promise<T> {
+  run<T>(work: () => Promise<T>, changes: ChangeSet | null): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, changes, resolve: resolve as (value: unknown) => void, reject });
       if (!this.running) void this.flush();
@@ -66,14 +70,14 @@ export class GroupCommit {
     const { begin, commit, rollback, savepoint, release, undo } = this.statements;
     try {
       begin.run();
-      let changed = false;
+      let changed: ChangeSet | null = null;
       for (const pending of batch) {
         savepoint.run();
         try {
           const value = await pending.work();
           release.run();
           outcomes.push({ ok: true, value });
-          changed ||= pending.changes;
+          if (pending.changes) (changed ??= new ChangeSet()).merge(pending.changes);
         } catch (error) {
           // SQLite rolls the whole transaction back on some errors (disk full, I/O): then nothing of the batch stands
           if (!this.db.inTransaction) throw error;
@@ -82,7 +86,7 @@ export class GroupCommit {
           outcomes.push({ ok: false, error });
         }
       }
-      if (changed) this.finish();
+      if (changed) this.finish(changed);
       commit.run();
     } catch (error) {
       if (this.db.inTransaction) rollback.run();
