@@ -6,8 +6,10 @@
  * Tags, and why they are enough:
  * - a read by key names the row it read (`p12`: post 12 with its details, links, term links and revision count;
  *   `t7`: term 7 with its count; `u3`, `m5`), and a read of a translation group names the group (`pg12`, `tg7`);
- * - any other read (a list, a search, a slug or name lookup, a term tree) names the whole table it queries (`*event`,
- *   `*venue`, `*organizer`, `*category`, `*tag`, `*user`, `*media`): whatever row enters or leaves it, it is retired;
+ * - any other read (a list, a search, a slug or name lookup) names the whole table it queries (`*event`, `*venue`,
+ *   `*organizer`, `*category`, `*tag`, `*user`, `*media`): whatever row enters or leaves it, it is retired; a read of
+ *   terms' names, slugs and tree only (a slug path, a lookup by name, descendants) names their shape (`~category`,
+ *   `~tag`), which the counts an event write moves leave alone;
  * - a write names every row it changes, the groups those rows leave or join, and the tables they are in: a post write
  *   also names the terms whose counts it moves (old and new links); what moves rows it does not name one by one
  *   (trashing a venue unlinks events; deleting a term reparents children; purging trash) names everything (`*`).
@@ -32,6 +34,8 @@ export const tag = {
   term: (id: number) => `t${id}`,
   termGroup: (group: number) => `tg${group}`,
   terms: (taxonomy: Taxonomy) => `*${taxonomy}`,
+  /** The names, slugs and tree of a taxonomy's terms (not their counts). */
+  termShapes: (taxonomy: Taxonomy) => `~${taxonomy}`,
   user: (id: number) => `u${id}`,
   users: '*user',
   media: (id: number) => `m${id}`,
@@ -39,8 +43,9 @@ export const tag = {
 };
 const ALL_POSTS = [tag.posts('event'), tag.posts('venue'), tag.posts('organizer')];
 const ALL_TERMS = [tag.terms('category'), tag.terms('tag')];
+const TERM_SHAPES = [tag.termShapes('category'), tag.termShapes('tag')];
 /** What a tag may look like (they are written into SQL text by the PostgreSQL engine: nothing else gets there). */
-const TAG_SHAPE = /^(\*|\*[a-z]+|[a-z]{1,2}\d+)$/;
+const TAG_SHAPE = /^(\*|[*~][a-z]+|[a-z]{1,2}\d+)$/;
 
 /** The tags of what one answer read. An answer that read through a method without a rule is not kept at all. */
 export class ReadSet {
@@ -126,8 +131,9 @@ export class ChangeTracker {
    */
   observe(seq: number, rows: readonly LoggedChange[] | null, fellDue: boolean): void {
     if (fellDue) this.retireAll();
-    if (seq <= this.seq) return;
-    if (this.seq < 0 || rows === null) {
+    if (seq === this.seq) return;
+    // a sequence that went back is a database restored from a backup: anything may have changed
+    if (this.seq < 0 || rows === null || seq < this.seq) {
       this.seq = seq;
       this.retireAll();
       return;
@@ -204,9 +210,9 @@ const posts: Rules<PostsRepository, Repositories> = {
   revisions: { reads: ([ids]) => ids.map(tag.post) },
   idsWithLineageFrom: { reads: () => ALL_POSTS },
   nextScheduled: { reads: () => ALL_POSTS },
-  listEvents: { reads: () => [...ALL_POSTS, ...ALL_TERMS] },
-  listLinked: { reads: () => [...ALL_POSTS, ...ALL_TERMS] },
-  listChanges: { reads: () => [...ALL_POSTS, ...ALL_TERMS] },
+  listEvents: { reads: () => [...ALL_POSTS, ...TERM_SHAPES] },
+  listLinked: { reads: () => [...ALL_POSTS, ...TERM_SHAPES] },
+  listChanges: { reads: () => [...ALL_POSTS, ...TERM_SHAPES] },
   explainEventList: { reads: none },
   explainLinkedList: { reads: none },
   insert: { after: async (_, id, repos) => postChange((await repos.posts.findById(id))!, null) },
@@ -221,7 +227,7 @@ const posts: Rules<PostsRepository, Repositories> = {
 /** The tags a term write names: the row, its group, its taxonomy's table, and the events that embed it (by the term tag). */
 async function termChange(id: number, repos: Repositories, group?: number): Promise<Tag[]> {
   const term = await repos.terms.findById(id);
-  const tags = [tag.term(id), ...ALL_TERMS];
+  const tags = [tag.term(id), ...ALL_TERMS, ...TERM_SHAPES];
   if (term) tags.push(tag.termGroup(term.translationGroup));
   if (group !== undefined) tags.push(tag.termGroup(group));
   return tags;
@@ -230,17 +236,17 @@ async function termChange(id: number, repos: Repositories, group?: number): Prom
 const terms: Rules<TermsRepository, Repositories> = {
   findById: { reads: ([id]) => [tag.term(id)] },
   findMany: { reads: ([ids]) => ids.map(tag.term) },
-  withDescendants: { reads: () => [tag.terms('category')] },
-  findBySlugOrName: { reads: ([taxonomy]) => [tag.terms(taxonomy)] },
+  withDescendants: { reads: () => [tag.termShapes('category')] },
+  findBySlugOrName: { reads: ([taxonomy]) => [tag.termShapes(taxonomy)] },
   explainNameLookups: { reads: none },
-  uniqueSlug: { reads: ([taxonomy]) => [tag.terms(taxonomy)] },
-  resolve: { reads: ([taxonomy]) => [tag.terms(taxonomy)] },
+  uniqueSlug: { reads: ([taxonomy]) => [tag.termShapes(taxonomy)] },
+  resolve: { reads: ([taxonomy]) => [tag.termShapes(taxonomy)] },
   list: { reads: () => [...ALL_TERMS, ...ALL_POSTS] },
   translations: { reads: ([, groups]) => groups.map(tag.termGroup) },
-  slugPaths: { reads: () => [tag.terms('category')] },
-  findSameName: { reads: ([taxonomy]) => [tag.terms(taxonomy)] },
-  slugOwner: { reads: ([taxonomy]) => [tag.terms(taxonomy)] },
-  isSelfOrAncestor: { reads: () => [tag.terms('category')] },
+  slugPaths: { reads: () => [tag.termShapes('category')] },
+  findSameName: { reads: ([taxonomy]) => [tag.termShapes(taxonomy)] },
+  slugOwner: { reads: ([taxonomy]) => [tag.termShapes(taxonomy)] },
+  isSelfOrAncestor: { reads: () => [tag.termShapes('category')] },
   groupOf: { reads: ([id], found) => (found ? [tag.term(id), tag.termGroup(found.group)] : [tag.term(id)]) },
   sourceOf: { reads: ([id]) => [tag.term(id)] },
   insert: { after: (_, id, repos) => termChange(id, repos) },

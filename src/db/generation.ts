@@ -18,8 +18,8 @@ export class GenerationTracker {
    * the sequence moved).
    */
   advance(seq: number, rowsFrom: (seq: number) => LoggedChange[] | null, nowUtc: string, nextDue: () => string | null): string {
-    if (seq > this.seq) {
-      this.changes.observe(seq, this.seq < 0 ? null : rowsFrom(this.changes.lastSeq), false);
+    if (seq !== this.seq) {
+      this.changes.observe(seq, this.seq < 0 || seq < this.seq ? null : rowsFrom(this.changes.lastSeq), false);
       this.seq = seq;
       this.nextDue = nextDue();
     } else if (this.nextDue !== null && nowUtc >= this.nextDue) {
