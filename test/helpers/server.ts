@@ -136,23 +136,8 @@ export class TestServer {
   }
 
   /** A request over node:http, for headers fetch will not send (Host); the answer's headers in the order sent; checked too. */
-  async http(method: string, path: string, headers: Record<string, string> = {}): Promise<RawResponse & { lines: [string, string][] }> {
-    const url = this.baseUrl + path;
-    const { status, rawHeaders, text } = await new Promise<{ status: number; rawHeaders: string[]; text: string }>((resolve, reject) => {
-      const req = httpRequest(url, { method, headers, agent: false }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode!, rawHeaders: res.rawHeaders, text: Buffer.concat(chunks).toString('utf8') }));
-      });
-      req.on('error', reject);
-      req.end();
-    });
-    const lines: [string, string][] = [];
-    for (let i = 0; i < rawHeaders.length; i += 2) lines.push([rawHeaders[i]!, rawHeaders[i + 1]!]);
-    const responseHeaders = new Headers(lines);
-    const body = parseBody(text, responseHeaders);
-    await contract.check(method, url, status, body, responseHeaders.get('Content-Type'));
-    return { status, headers: responseHeaders, body, text, lines };
+  http(method: string, path: string, headers: Record<string, string> = {}): Promise<RawResponse & { lines: [string, string][] }> {
+    return httpCall(this.baseUrl, method, path, headers);
   }
 
   /**
@@ -225,6 +210,26 @@ export class TestServer {
     await this.database.drop();
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** A request over node:http to any server (see `TestServer.http`); checked against the spec. */
+export async function httpCall(base: string, method: string, path: string, headers: Record<string, string> = {}): Promise<RawResponse & { lines: [string, string][] }> {
+  const url = base + path;
+  const { status, rawHeaders, text } = await new Promise<{ status: number; rawHeaders: string[]; text: string }>((resolve, reject) => {
+    const req = httpRequest(url, { method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, rawHeaders: res.rawHeaders, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  const lines: [string, string][] = [];
+  for (let i = 0; i < rawHeaders.length; i += 2) lines.push([rawHeaders[i]!, rawHeaders[i + 1]!]);
+  const responseHeaders = new Headers(lines);
+  const body = parseBody(text, responseHeaders);
+  await contract.check(method, url, status, body, responseHeaders.get('Content-Type'));
+  return { status, headers: responseHeaders, body, text, lines };
 }
 
 /** Checks a response any client received against the spec (see ContractChecker). */
