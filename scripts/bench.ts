@@ -38,7 +38,8 @@ scenario, the engines taking turns. Writes bench/results.md, bench/requests.svg 
   --stall-only                   only GET /events/{id} beside the costliest anonymous requests
   --help                         this text
 
-A default run (both engines, 100,000 events) takes about 25 minutes on 2 cores.
+A default run (both engines, 100,000 events) takes about 18 minutes on an idle two-core machine, up to 30 on a
+busy one.
 `;
 const { values } = parseArgs({
   options: {
