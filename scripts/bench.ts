@@ -792,7 +792,7 @@ Two Almanac servers (one worker each) on one PostgreSQL database, as behind a lo
 - stale reads (an answer older than a write acknowledged before the read was sent, or no event): ${t.staleReads + t.staleTagReads}
 - read back from the second node after the load: ${t.readBack.events} events, ${t.readBack.writes} acknowledged writes; ${t.readBack.missing} missing, ${t.readBack.behind} showing an older version than the last acknowledged
 
-This run proves correctness under load, not scaling: both nodes, PostgreSQL and the load generator share the machine's ${cpus().length} cores, so a second node adds no capacity here.
+This run proves correctness under load, not scaling: both nodes, PostgreSQL and the load generator share this machine's ${cpus().length} cores${cpus().length <= 2 ? ', which one node and PostgreSQL already keep busy: a second node adds no capacity here' : ''}; scaling out needs nodes on machines of their own.
 `;
 
 const engineList = engines.map((e) => (e === 'postgres' ? 'PostgreSQL (a local server on the same machine)' : 'SQLite')).join(' and ');

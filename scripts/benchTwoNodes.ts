@@ -117,11 +117,22 @@ const quantile = (values: number[], q: number) => {
   return sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! * 100) / 100 : 0;
 };
 
+/** Runs a writer or reader loop again after a request that failed on the network (counted), until the end. */
+async function keepGoing(loop: () => Promise<void>, errors: 'writeErrors' | 'readErrors', until: number): Promise<void> {
+  while (performance.now() < until) {
+    try {
+      await loop();
+    } catch {
+      counts[errors]++;
+    }
+  }
+}
+
 const started = performance.now();
 const until = started + load.duration * 1000;
 await Promise.all([
-  ...Array.from({ length: load.writers }, (_, w) => writer(w, until)),
-  ...Array.from({ length: load.readers }, () => reader(until)),
+  ...Array.from({ length: load.writers }, (_, w) => keepGoing(() => writer(w, until), 'writeErrors', until)),
+  ...Array.from({ length: load.readers }, () => keepGoing(() => reader(until), 'readErrors', until)),
 ]);
 const seconds = (performance.now() - started) / 1000;
 
@@ -129,9 +140,9 @@ const seconds = (performance.now() - started) / 1000;
 let missing = 0;
 let behind = 0;
 for (const [id, writes] of acknowledged) {
-  const res = await fetch(`${load.readUrl}${load.eventsPath}/${id}`);
-  const body = await res.text();
-  if (res.status !== 200) missing++;
+  const res = await fetch(`${load.readUrl}${load.eventsPath}/${id}`).catch(() => null);
+  const body = res?.status === 200 ? await res.text() : null;
+  if (body === null) missing++;
   else if (versionOf(body) !== writes[writes.length - 1]!.version) behind++;
 }
 
