@@ -365,16 +365,17 @@ async function measure(datasets: Dataset[]): Promise<Map<Engine, EngineResults>>
     const served = await startAlmanac(data.env, 1, {}, values.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`] : []);
     engineServers.push({ data, served, uncached: await startAlmanac(data.env, 1, CACHE_OFF) });
   }
-  for (const { data, served, uncached } of engineServers) {
-    await warmUp(served.url, data);
-    await warmUp(uncached.url, data, uncachedIndexes.map((i) => data.scenarios[i]!));
-  }
-  // the baseline answers bodies of the size the engines answer (the mean of theirs: the same records, nearly alike)
+  // the baseline answers bodies of the size the engines answer (the mean of theirs: the same records, nearly alike);
+  // measured before the warm-up, since the POST probe's write retires every cached answer
   const sizes: Record<string, number> = {};
   for (const [i] of first.scenarios.entries()) {
     let total = 0;
     for (const { data, served } of engineServers) total += await answerSize(served.url, data, data.scenarios[i]!);
     sizes[`/s${i}`] = Math.round(total / engineServers.length);
+  }
+  for (const { data, served, uncached } of engineServers) {
+    await warmUp(served.url, data);
+    await warmUp(uncached.url, data, uncachedIndexes.map((i) => data.scenarios[i]!));
   }
   const baseline = await startBaseline(sizes);
   const baselines: Measured[] = [];
