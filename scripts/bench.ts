@@ -91,7 +91,7 @@ const previousResults = (() => {
   }
 })();
 
-interface LoadResult { requestsPerSecond: number; p50: number; p99: number; errors: number; requests: number; warmupRequests: number; generatorCpuShare: number }
+interface LoadResult { requestsPerSecond: number; p50: number; p99: number; latencySamples: number; errors: number; requests: number; warmupRequests: number; generatorCpuShare: number }
 interface Scenario {
   name: string; paths: string[]; writeShare?: number; postPath?: string; authenticated?: boolean; read: boolean;
   /** Connections of this scenario's load, when not the run's. */
@@ -332,7 +332,7 @@ async function besideCostly(url: string, data: Dataset): Promise<{ probe: LoadRe
   await new Promise((resolve) => setTimeout(resolve, lead));
   const costly = (await load(url, data.costly, {}, undefined, { duration: duration + 1, warmup: 0 })).result;
   const probed = await probing;
-  process.stderr.write(`  GET /events/{id} beside ${data.costly.name}: p50 ${probed.result.p50} ms, p99 ${probed.result.p99} ms (${probed.result.requests} requests); the costly ones ${costly.requestsPerSecond.toFixed(1)} req/s, errors ${costly.errors}\n`);
+  process.stderr.write(`  ${ENGINE_NAMES[data.engine]}: GET /events/{id} beside ${data.costly.name}: p50 ${probed.result.p50} ms, p99 ${probed.result.p99} ms (${probed.result.latencySamples} of ${probed.result.requests} requests sent while the costly ones ran); the costly ones ${costly.requestsPerSecond.toFixed(1)} req/s, errors ${costly.errors}\n`);
   return { probe: probed.result, costly };
 }
 
@@ -707,6 +707,10 @@ const previous = sqlite ? previousSqliteFigures(previousResults) : null;
 /** This run's SQLite req/s over the previous results', by scenario (those both measured). */
 const againstPrevious = (r: Row) => (previous?.rps.has(r.scenario) ? r.almanac.requestsPerSecond / previous.rps.get(r.scenario)! : null);
 
+/** The probe's p99 beside the costly requests is under a second, taken from answers to requests sent while they ran. */
+const stallMet = (stall: Stall) => stall.probe.latencySamples > 0 && stall.probe.p99 < 1000;
+/** A p99 within `ms`, taken from at least one answer (a load that got none has no p99 to meet a target with). */
+const p99Within = (result: LoadResult, ms: number) => result.latencySamples > 0 && result.p99 <= ms;
 const checks: [string, boolean][] = [];
 if (sqlite) {
   const anonymous = median(sqlite.pair.anonymous);
@@ -714,13 +718,13 @@ if (sqlite) {
   checks.push(
     [`SQLite: GET /events/{id} ≥ 40 % of the baseline`, find(sqlite, 'GET /events/{id}').ratio >= 0.4],
     [`SQLite: default GET /events ≥ 20 % of the baseline`, find(sqlite, 'GET /events').ratio >= 0.2],
-    [`SQLite: p99 ≤ 20 ms for every read but search (as served)`, sqlite.rows.filter((r) => isCachedRead(r) && !/search/.test(r.scenario)).every((r) => r.almanac.p99 <= 20)],
-    [`SQLite: search p99 ≤ 100 ms (as served)`, find(sqlite, 'GET /events?search').almanac.p99 <= 100],
+    [`SQLite: p99 ≤ 20 ms for every read but search (as served)`, sqlite.rows.filter((r) => isCachedRead(r) && !/search/.test(r.scenario)).every((r) => p99Within(r.almanac, 20))],
+    [`SQLite: search p99 ≤ 100 ms (as served)`, p99Within(find(sqlite, 'GET /events?search').almanac, 100)],
     [`SQLite: POST /events ≥ 1,000/s`, find(sqlite, 'POST /events').almanac.requestsPerSecond >= 1000],
     [`SQLite: no errors`, sqlite.rows.every((r) => r.almanac.errors === 0)],
     [`SQLite: authenticated within 10 % of anonymous (medians of ${rounds} alternating rounds)`, rps(authenticated) >= 0.9 * rps(anonymous)],
     [`SQLite: two workers ≥ 1.25 × one on GET /events/{id} (medians of ${rounds} alternating rounds)`, rps(sqlite.workers.served.two) >= 1.25 * rps(sqlite.workers.served.one)],
-    [`SQLite: GET /events/{id} p99 < 1 s beside ${COSTLY_CLIENTS} clients sending the costliest anonymous requests`, sqlite.stall.probe.p99 < 1000],
+    [`SQLite: GET /events/{id} p99 < 1 s beside ${COSTLY_CLIENTS} clients sending the costliest anonymous requests`, stallMet(sqlite.stall)],
   );
   if (previous) {
     const compared = sqlite.rows.map(againstPrevious).filter((x): x is number => x !== null);
@@ -738,9 +742,9 @@ if (postgres) {
     );
   }
   checks.push(
-    [`PostgreSQL: p99 ≤ 20 ms for every read as served (search included)`, postgres.rows.filter(isCachedRead).every((r) => r.almanac.p99 <= 20)],
+    [`PostgreSQL: p99 ≤ 20 ms for every read as served (search included)`, postgres.rows.filter(isCachedRead).every((r) => p99Within(r.almanac, 20))],
     [`PostgreSQL: no errors`, postgres.rows.every((r) => r.almanac.errors === 0)],
-    [`PostgreSQL: GET /events/{id} p99 < 1 s beside ${COSTLY_CLIENTS} clients sending the costliest anonymous requests`, postgres.stall.probe.p99 < 1000],
+    [`PostgreSQL: GET /events/{id} p99 < 1 s beside ${COSTLY_CLIENTS} clients sending the costliest anonymous requests`, stallMet(postgres.stall)],
   );
 }
 if (twoNodeRun) {
@@ -780,7 +784,7 @@ One and two workers on GET /events/{id}, both up at once, ${rounds} alternating 
 ${scalingLines(results.workers.served, 'as served')}
 ${scalingLines(results.workers.uncached, 'response cache off (`ALMANAC_CACHE_MB=0`), every answer computed')}
 
-GET /events/{id} from one client while ${COSTLY_CLIENTS} clients send the costliest anonymous requests the limits allow: p50 ${stall.probe.p50} ms, p99 ${stall.probe.p99} ms; the costly requests ran at ${stall.costly.requestsPerSecond.toFixed(1)} req/s with ${stall.costly.errors} errors.
+GET /events/{id} from one client while ${COSTLY_CLIENTS} clients send the costliest anonymous requests the limits allow: p50 ${stall.probe.p50} ms, p99 ${stall.probe.p99} ms (of ${stall.probe.latencySamples} requests sent while they ran); the costly requests ran at ${stall.costly.requestsPerSecond.toFixed(1)} req/s with ${stall.costly.errors} errors.
 `;
 }
 
