@@ -604,29 +604,31 @@ function table(rows: Row[], extra: [string, (r: Row) => string][] = []): string 
   return [head, ...rows.map((r) => `| ${r.scenario} | ${Math.round(r.almanac.requestsPerSecond)} | ${Math.round(r.baseline.requestsPerSecond)} | ${(r.ratio * 100).toFixed(1)} % | ${r.almanac.p50} | ${r.almanac.p99} | ${r.almanac.errors} | ${r.rssMb} | ${r.cpuUs.toFixed(0)} | ${r.baselineCpuUs.toFixed(0)} |${extra.map(([, cell]) => ` ${cell(r)} |`).join('')}`)].join('\n');
 }
 
-const ENGINE_COLORS: Record<Engine, string> = { sqlite: '#2b6cb0', postgres: '#c05621' };
+const ENGINE_COLORS: Record<Engine, { fill: string; name: string }> = { sqlite: { fill: '#2b6cb0', name: 'blue' }, postgres: { fill: '#c05621', name: 'orange' } };
 
 /** Requests per second of each scenario: the baseline and each engine, bar under bar. */
 function barChart(rows: Row[]): string {
   const scenarios = [...new Set(rows.map((r) => r.scenario))];
   const max = Math.max(...rows.map((r) => Math.max(r.baseline.requestsPerSecond, r.almanac.requestsPerSecond)), 1);
   const bar = 13;
+  // bars start right of the longest scenario name (about 6 px a character at 11 px)
+  const barsFrom = 10 + 6 * Math.max(...scenarios.map((name) => name.length));
   const group = bar * (engines.length + 1) + 12;
   const bars = scenarios.map((scenario, i) => {
     const y = 30 + i * group;
     const ofScenario = rows.filter((r) => r.scenario === scenario);
     const wb = (ofScenario[0]!.baseline.requestsPerSecond / max) * 420;
     return [`<text x="5" y="${y + 12}" font-size="11">${scenario.replace(/&/g, '&amp;')}</text>`,
-      `<rect x="250" y="${y}" width="${wb.toFixed(1)}" height="${bar - 1}" fill="#c8c8c8"/>`,
+      `<rect x="${barsFrom}" y="${y}" width="${wb.toFixed(1)}" height="${bar - 1}" fill="#c8c8c8"/>`,
       ...ofScenario.map((r) => {
         const w = (r.almanac.requestsPerSecond / max) * 420;
         const top = y + bar * (engines.indexOf(r.engine) + 1);
-        return `<rect x="250" y="${top}" width="${w.toFixed(1)}" height="${bar - 1}" fill="${ENGINE_COLORS[r.engine]}"/>
-<text x="${(255 + w).toFixed(1)}" y="${top + bar - 3}" font-size="10">${Math.round(r.almanac.requestsPerSecond)} (${(r.ratio * 100).toFixed(0)} %)</text>`;
+        return `<rect x="${barsFrom}" y="${top}" width="${w.toFixed(1)}" height="${bar - 1}" fill="${ENGINE_COLORS[r.engine].fill}"/>
+<text x="${(barsFrom + 5 + w).toFixed(1)}" y="${top + bar - 3}" font-size="10">${Math.round(r.almanac.requestsPerSecond)} (${(r.ratio * 100).toFixed(0)} %)</text>`;
       })].join('\n');
   });
-  const legend = engines.map((e) => `${ENGINE_NAMES[e]} (${e === 'sqlite' ? 'blue' : 'orange'})`).join(', ');
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="800" height="${40 + scenarios.length * group}" font-family="sans-serif">
+  const legend = engines.map((e) => `${ENGINE_NAMES[e]} (${ENGINE_COLORS[e].name})`).join(', ');
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${barsFrom + 520}" height="${40 + scenarios.length * group}" font-family="sans-serif">
 <text x="5" y="16" font-size="13">Requests per second: ${legend}, and a bare node:http server with bodies of the same size (grey)</text>
 ${bars.join('\n')}
 </svg>\n`;
