@@ -82,6 +82,8 @@ process.stdout.write(JSON.stringify({
   requestsPerSecond: result.requests.average,
   p50: Math.round(quantile(latencies, 0.5) * 100) / 100,
   p99: Math.round(quantile(latencies, 0.99) * 100) / 100,
+  /** The answers the latencies were taken from (those of requests sent within the window, if any). */
+  latencySamples: latencies.length,
   errors: result.errors + result.timeouts + result.non2xx,
   bytes: result.throughput.total,
   requests: result.requests.total,
