@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import type { Engine } from '../src/db/engine.js';
+import { plainDefaults } from '../src/db/fields.js';
 import { loadMigrations } from '../src/db/migrations.js';
 import { PostgresEngine } from '../src/db/postgres/engine.js';
 import { migratePostgres, postgresMigrationsDir } from '../src/db/postgres/migrate.js';
@@ -40,17 +41,15 @@ const base = (type: PostType, title: string, slug: string, password = '') => ({
   globalIdLineage: [], translationOf: null,
 });
 const venue = (i: number, title: string, city: string, password = ''): NewRecord<'venue'> => ({
-  ...base('venue', title, `venue-${i}`, password), type: 'venue', address: '', city, country: '', province: '', state: '', stateprovince: '', zip: '', phone: '',
-  website: '', showMap: true, showMapLink: true, geoLat: null, geoLng: null,
+  ...base('venue', title, `venue-${i}`, password), ...plainDefaults('venue'), type: 'venue', city,
 });
 const organizer = (i: number, title: string, email: string): NewRecord<'organizer'> => ({
-  ...base('organizer', title, `organizer-${i}`), type: 'organizer', phone: '', website: '', email,
+  ...base('organizer', title, `organizer-${i}`), ...plainDefaults('organizer'), type: 'organizer', email,
 });
 const event = (i: number, title: string, content: string, password = ''): NewRecord<'event'> => ({
-  ...base('event', title, `event-${i}`, password), content, type: 'event', startLocal: '2026-07-01 10:00:00', endLocal: '2026-07-01 12:00:00',
+  ...base('event', title, `event-${i}`, password), ...plainDefaults('event'), content, type: 'event', startLocal: '2026-07-01 10:00:00', endLocal: '2026-07-01 12:00:00',
   startUtc: '2026-07-01 10:00:00', endUtc: '2026-07-01 12:00:00', timezone: 'UTC', allDay: false, costs: [], currencySymbol: '',
-  currencyPosition: '', currencyCode: '', website: null, showMap: false, showMapLink: false, hideFromListings: false, sticky: false,
-  featured: false, ticketed: false, venueId: 0, organizerIds: [], termIds: [],
+  currencyPosition: '', currencyCode: '', website: null, venueId: 0, organizerIds: [], termIds: [],
 });
 
 const linked = (type: 'venue' | 'organizer', words: string[], access: ProtectedAccess = PUBLIC): LinkedListQuery => ({

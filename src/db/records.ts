@@ -4,6 +4,7 @@
  */
 import type { Role } from '../domain/capabilities.js';
 import type { Lang } from '../domain/context.js';
+import type { PlainDetails } from './fields.js';
 
 export type PostType = 'event' | 'venue' | 'organizer';
 export type PostStatus = 'publish' | 'future' | 'draft' | 'pending' | 'private' | 'trash';
@@ -32,7 +33,8 @@ export interface PostBase {
   globalIdLineage: string[];
 }
 
-export interface EventRecord extends PostBase {
+/** An event: its plain fields (show_map, featured, …) come from its table in fields.ts. */
+export interface EventRecord extends PostBase, PlainDetails<'event'> {
   type: 'event';
   startLocal: string;
   endLocal: string;
@@ -46,39 +48,19 @@ export interface EventRecord extends PostBase {
   currencyCode: string;
   /** null: never set (the permalink is shown instead). */
   website: string | null;
-  showMap: boolean;
-  showMapLink: boolean;
-  hideFromListings: boolean;
-  sticky: boolean;
-  featured: boolean;
-  ticketed: boolean;
   venueId: number;
   organizerIds: number[];
   termIds: number[];
 }
 
-export interface VenueRecord extends PostBase {
+/** A venue: every detail (address, city, …, show_map) is a plain field of its table in fields.ts. */
+export interface VenueRecord extends PostBase, PlainDetails<'venue'> {
   type: 'venue';
-  address: string;
-  city: string;
-  country: string;
-  province: string;
-  state: string;
-  stateprovince: string;
-  zip: string;
-  phone: string;
-  website: string;
-  showMap: boolean;
-  showMapLink: boolean;
-  geoLat: number | null;
-  geoLng: number | null;
 }
 
-export interface OrganizerRecord extends PostBase {
+/** An organizer: every detail (phone, website, email) is a plain field of its table in fields.ts. */
+export interface OrganizerRecord extends PostBase, PlainDetails<'organizer'> {
   type: 'organizer';
-  phone: string;
-  website: string;
-  email: string;
 }
 
 export type PostRecord = EventRecord | VenueRecord | OrganizerRecord;

@@ -5,6 +5,7 @@
 import type { Lang } from '../domain/context.js';
 import { collationKey, foldForSearch } from '../domain/text.js';
 import type { Role } from '../domain/capabilities.js';
+import { plainFields } from './fields.js';
 import type { AppPassword, EventRecord, MediaRecord, OrganizerRecord, PostBase, PostRecord, PostStatus, PostType, TranslationMember, User, VenueRecord } from './records.js';
 
 export type Row = Record<string, unknown>;
@@ -37,68 +38,67 @@ export function baseToRow(p: Omit<PostBase, 'id' | 'translationGroup'>): Row {
   };
 }
 
+/** The plain fields of a detail row, as record properties (fields.ts), set on `record`. */
+function plainFromRow<R extends object>(type: PostType, r: Row, record: R): R {
+  const out = record as Record<string, unknown>;
+  for (const [, field] of plainFields(type)) {
+    const value = r[field.column];
+    out[field.key] = field.kind === 'flag' ? bool(value) : field.kind === 'number' ? ((value as number | null) ?? null) : value;
+  }
+  return record;
+}
+
+/** The plain fields of a record as detail columns, set on `row`. */
+function plainToRow(type: PostType, record: object, row: Row): Row {
+  for (const [, field] of plainFields(type)) {
+    const value = (record as Record<string, unknown>)[field.key];
+    row[field.column] = field.kind === 'flag' ? bit(value as boolean) : value;
+  }
+  return row;
+}
+
 export function eventFromRow(r: Row, organizerIds: number[], termIds: number[]): EventRecord {
   // Object.assign onto the fresh base, not a spread into a literal: V8 builds spread-then-literal objects ~40× slower
-  return Object.assign(baseFromRow(r), {
+  return plainFromRow('event', r, Object.assign(baseFromRow(r), {
     type: 'event' as const, startLocal: r.start_local as string, endLocal: r.end_local as string, startUtc: r.start_utc as string,
     endUtc: r.end_utc as string, timezone: r.timezone as string, allDay: bool(r.all_day), costs: JSON.parse(r.costs as string) as string[],
     currencySymbol: r.currency_symbol as string, currencyPosition: r.currency_position as EventRecord['currencyPosition'],
-    currencyCode: r.currency_code as string, website: (r.website as string | null) ?? null, showMap: bool(r.show_map),
-    showMapLink: bool(r.show_map_link), hideFromListings: bool(r.hide_from_listings), sticky: bool(r.sticky), featured: bool(r.featured),
-    ticketed: bool(r.ticketed), venueId: (r.venue_id as number | null) ?? 0, organizerIds, termIds,
-  });
+    currencyCode: r.currency_code as string, website: (r.website as string | null) ?? null, venueId: (r.venue_id as number | null) ?? 0, organizerIds, termIds,
+  }) as EventRecord);
 }
 
 export function eventToRow(e: Omit<EventRecord, 'id' | 'translationGroup'>): Row {
-  return {
+  return plainToRow('event', e, {
     start_local: e.startLocal, end_local: e.endLocal, start_utc: e.startUtc, end_utc: e.endUtc, timezone: e.timezone, all_day: bit(e.allDay),
     costs: JSON.stringify(e.costs), currency_symbol: e.currencySymbol, currency_position: e.currencyPosition, currency_code: e.currencyCode,
-    website: e.website, show_map: bit(e.showMap), show_map_link: bit(e.showMapLink), hide_from_listings: bit(e.hideFromListings),
-    sticky: bit(e.sticky), featured: bit(e.featured), ticketed: bit(e.ticketed), venue_id: e.venueId || null,
+    website: e.website, venue_id: e.venueId || null,
     // copies of post columns for the listing index (migration 0002)
     lang: e.lang, status: e.status, date_utc: e.dateUtc, author_id: e.authorId || null,
     // whether the event is password-protected, for the listing indexes and the term counts (migration 0011)
     protected: bit(e.password !== ''),
-  };
-}
-
-export function venueFromRow(r: Row): VenueRecord {
-  return Object.assign(baseFromRow(r), {
-    type: 'venue' as const, address: r.address as string, city: r.city as string, country: r.country as string,
-    province: r.province as string, state: r.state as string, stateprovince: r.stateprovince as string, zip: r.zip as string,
-    phone: r.phone as string, website: r.website as string, showMap: bool(r.show_map), showMapLink: bool(r.show_map_link),
-    geoLat: (r.geo_lat as number | null) ?? null, geoLng: (r.geo_lng as number | null) ?? null,
   });
 }
 
-export function venueToRow(v: Omit<VenueRecord, 'id' | 'translationGroup'>): Row {
-  return {
-    address: v.address, city: v.city, country: v.country, province: v.province, state: v.state, stateprovince: v.stateprovince,
-    zip: v.zip, phone: v.phone, website: v.website, show_map: bit(v.showMap), show_map_link: bit(v.showMapLink), geo_lat: v.geoLat, geo_lng: v.geoLng,
-  };
+export function venueFromRow(r: Row): VenueRecord {
+  return plainFromRow('venue', r, Object.assign(baseFromRow(r), { type: 'venue' as const }) as VenueRecord);
 }
 
 export function organizerFromRow(r: Row): OrganizerRecord {
-  return Object.assign(baseFromRow(r), { type: 'organizer' as const, phone: r.phone as string, website: r.website as string, email: r.email as string });
-}
-
-export function organizerToRow(o: Omit<OrganizerRecord, 'id' | 'translationGroup'>): Row {
-  return { phone: o.phone, website: o.website, email: o.email };
+  return plainFromRow('organizer', r, Object.assign(baseFromRow(r), { type: 'organizer' as const }) as OrganizerRecord);
 }
 
 export const DETAIL_TABLE: Record<PostType, string> = { event: 'events', venue: 'venues', organizer: 'organizers' };
 export const POST_COLUMNS = ['type', 'author_id', 'status', 'status_before_trash', 'slug', 'title', 'content', 'excerpt', 'password', 'date_local', 'date_utc', 'modified_local', 'modified_utc', 'lang', 'parent_id', 'image_id', 'global_id_lineage', 'search_text', 'title_key'];
+/** The columns of each detail table that a write sets: the plain fields' (fields.ts), after the events' own. */
 export const DETAIL_COLUMNS: Record<PostType, string[]> = {
-  event: ['start_local', 'end_local', 'start_utc', 'end_utc', 'timezone', 'all_day', 'costs', 'currency_symbol', 'currency_position', 'currency_code', 'website', 'show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured', 'ticketed', 'venue_id', 'lang', 'status', 'date_utc', 'author_id', 'protected'],
-  venue: ['address', 'city', 'country', 'province', 'state', 'stateprovince', 'zip', 'phone', 'website', 'show_map', 'show_map_link', 'geo_lat', 'geo_lng'],
-  organizer: ['phone', 'website', 'email'],
+  event: ['start_local', 'end_local', 'start_utc', 'end_utc', 'timezone', 'all_day', 'costs', 'currency_symbol', 'currency_position', 'currency_code', 'website', 'venue_id', 'lang', 'status', 'date_utc', 'author_id', 'protected', ...plainFields('event').map(([, f]) => f.column)],
+  venue: plainFields('venue').map(([, f]) => f.column),
+  organizer: plainFields('organizer').map(([, f]) => f.column),
 };
 
 /** The detail row of a record (events, venues or organizers). */
 export function detailsRow(record: Omit<PostRecord, 'id' | 'translationGroup'>): Row {
-  if (record.type === 'event') return eventToRow(record as EventRecord);
-  if (record.type === 'venue') return venueToRow(record as VenueRecord);
-  return organizerToRow(record as OrganizerRecord);
+  return record.type === 'event' ? eventToRow(record as EventRecord) : plainToRow(record.type, record, {});
 }
 
 /** A post of a translation group, as `translationMembers` reads it. */

@@ -2,6 +2,7 @@ import { DateTime } from 'luxon';
 import { toWire } from '../domain/dates.js';
 import { slugify } from '../domain/text.js';
 import type { Engine, Repositories } from './engine.js';
+import { plainDefaults } from './fields.js';
 import type { NewRecord } from './records.js';
 
 /** Events per day of calendar: N events span N / 40 days, so the size of a data set does not change its density. */
@@ -103,7 +104,7 @@ async function seedAll(engine: Engine, options: SeedOptions): Promise<SeedResult
       const c = pick(CITIES);
       const name = `${pick(ADJECTIVES)} ${c.city} Hall ${i + 1}`;
       venues.push(await repos.posts.insert({
-        ...base('venue', name, await taken(repos, 'venue', slugify(name))), type: 'venue', address: `${1 + Math.floor(random() * 200)} ${pick(WORDS)} street`,
+        ...base('venue', name, await taken(repos, 'venue', slugify(name))), ...plainDefaults('venue'), type: 'venue', address: `${1 + Math.floor(random() * 200)} ${pick(WORDS)} street`,
         city: c.city, country: c.country, province: c.province ?? '', state: c.state ?? '', stateprovince: c.state ?? c.province ?? '',
         zip: String(10000 + Math.floor(random() * 89999)), phone: `+1 555 ${String(1000 + i).slice(-4)}`, website: `https://venue-${i + 1}.example.test`,
         showMap: true, showMapLink: true, geoLat: c.lat + (random() - 0.5) * 0.6, geoLng: c.lng + (random() - 0.5) * 0.9,
@@ -113,7 +114,7 @@ async function seedAll(engine: Engine, options: SeedOptions): Promise<SeedResult
     for (let i = 0; i < organizerCount; i++) {
       const name = `${pick(ADJECTIVES)} ${pick(NOUNS)} Society ${i + 1}`;
       organizers.push(await repos.posts.insert({
-        ...base('organizer', name, await taken(repos, 'organizer', slugify(name))), type: 'organizer', phone: `+1 555 ${String(2000 + i).slice(-4)}`,
+        ...base('organizer', name, await taken(repos, 'organizer', slugify(name))), ...plainDefaults('organizer'), type: 'organizer', phone: `+1 555 ${String(2000 + i).slice(-4)}`,
         website: `https://organizer-${i + 1}.example.test`, email: `organizer-${i + 1}@example.test`,
       } as NewRecord<'organizer'>));
     }
@@ -174,7 +175,7 @@ async function seedAll(engine: Engine, options: SeedOptions): Promise<SeedResult
         if (random() < 0.3) termIds.push(pick(categories));
         for (let k = Math.floor(random() * 3); k > 0; k--) termIds.push(pick(tags));
         const event: NewRecord<'event'> = {
-          type: 'event', authorId, status: random() < 0.03 ? 'draft' : 'publish', statusBeforeTrash: null, slug: `${slugBase}-${i + 1}`,
+          ...plainDefaults('event'), type: 'event', authorId, status: random() < 0.03 ? 'draft' : 'publish', statusBeforeTrash: null, slug: `${slugBase}-${i + 1}`,
           title: `${pick(ADJECTIVES)} ${pick(NOUNS)} ${i + 1}`, content: description(), excerpt: '', password: random() < 0.01 ? 'secret' : '',
           dateLocal: nowWire, dateUtc: nowWire, modifiedLocal: nowWire, modifiedUtc: nowWire, lang: 'en', parentId: 0, imageId: 0,
           globalIdLineage: [], translationOf: null,

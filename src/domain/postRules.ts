@@ -2,6 +2,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { ChangeRights, EventRecord, PostBase, PostStatus, PostType, ProtectedAccess } from '../db/records.js';
 import type { Caller } from './context.js';
 import { hasCapabilities } from './capabilities.js';
+import { blankOf, plainFields } from '../db/fields.js';
 
 /** The capability suffix of each post type (`edit_tribe_events`, …). */
 export const CAPABILITY_TYPE: Record<PostType, string> = { event: 'tribe_events', venue: 'tribe_venues', organizer: 'tribe_organizers' };
@@ -113,15 +114,16 @@ export const BLANKED: Readonly<Record<PostType, Readonly<Record<string, unknown>
   event: {
     description: '', excerpt: '', image: false, all_day: null, cost: '',
     cost_details: { currency_symbol: '', currency_position: '', currency_code: '', values: [] },
-    website: '', show_map: null, show_map_link: null, hide_from_listings: null, sticky: null, featured: null,
-    categories: [], tags: [], venue: [], organizer: [], custom_fields: [], ticketed: null,
+    website: '', categories: [], tags: [], venue: [], organizer: [], custom_fields: [], ...plainBlanks('event'),
   },
-  venue: {
-    description: '', excerpt: '', image: false, address: '', city: '', country: '', province: '', state: '', zip: '', phone: '',
-    website: '', stateprovince: '', geo_lat: 0, geo_lng: 0, show_map: null, show_map_link: null,
-  },
-  organizer: { description: '', excerpt: '', image: false, phone: '', website: '', email: '' },
+  venue: { description: '', excerpt: '', image: false, ...plainBlanks('venue') },
+  organizer: { description: '', excerpt: '', image: false, ...plainBlanks('organizer') },
 };
+
+/** The blank values of a type's plain fields (db/fields.ts): `""` for texts, null for flags, 0 for numbers. */
+function plainBlanks(type: PostType): Record<string, unknown> {
+  return Object.fromEntries(plainFields(type).map(([key, field]) => [key, blankOf(field)]));
+}
 
 /** Whether a protected record hides this field (a wire key) from a caller who has not opened it. */
 export const hidesWhenProtected = (type: PostType, field: string): boolean => field in BLANKED[type];

@@ -7,6 +7,7 @@ import { isoWithOffset, timezoneAbbreviation, utcDayStart } from './eventTimes.j
 import { autop, jsonLdText, renderTitle } from './html.js';
 import { BLANKED, effectiveStatus, mayChange, mayRead, unlocks } from './postRules.js';
 import { embeddedTerm } from './termView.js';
+import { DETAIL_FIELDS, plainFields } from '../db/fields.js';
 
 type Schemas = components['schemas'];
 type Wire = Record<string, unknown>;
@@ -34,6 +35,22 @@ function blank(type: PostType, wire: Wire): Wire {
   for (const [key, value] of Object.entries(BLANKED[type])) if (key in wire) wire[key] = typeof value === 'object' && value !== null ? structuredClone(value) : value;
   delete wire.json_ld;
   return wire;
+}
+
+/**
+ * The keys of a type's table (db/fields.ts) set on `wire` in the table's order: plain fields with the record's value,
+ * the others (built by the view) as placeholders that keep their place when the view sets them.
+ */
+function plainWire(type: PostType, record: object, wire: Wire): Wire {
+  for (const key of WIRE_KEYS[type]) wire[key] = undefined;
+  for (const [key, field] of plainFields(type)) wire[key] = (record as Record<string, unknown>)[field.key];
+  return wire;
+}
+const WIRE_KEYS = { event: Object.keys(DETAIL_FIELDS.event), venue: Object.keys(DETAIL_FIELDS.venue), organizer: Object.keys(DETAIL_FIELDS.organizer) };
+/** The flags of venues and organizers, which their records show even when false (unlike their other empty fields). */
+const FLAG_KEYS = { venue: flagKeys('venue'), organizer: flagKeys('organizer') };
+function flagKeys(type: PostType): string[] {
+  return plainFields(type).filter(([, field]) => field.kind === 'flag').map(([key]) => key);
 }
 
 /** What `a.localeCompare(b, 'en', { sensitivity: 'base' })` compares with, made once instead of per comparison. */
@@ -113,12 +130,10 @@ export class PostView {
         timezone_abbr: timezoneAbbreviation(event.timezone, event.startLocal),
         cost: formatCost(event.costs, { symbol: event.currencySymbol, position: event.currencyPosition }),
         cost_details: { currency_symbol: event.currencySymbol, currency_code: event.currencyCode, currency_position: event.currencyPosition, values: costValues(event.costs) },
+      });
+      // the plain fields in the table's order, then the keys they hold the place of
+      Object.assign(plainWire('event', event, wire), {
         website: event.website ?? this.permalink(event),
-        show_map: event.showMap,
-        show_map_link: event.showMapLink,
-        hide_from_listings: event.hideFromListings,
-        sticky: event.sticky,
-        featured: event.featured,
         categories: eventTerms.filter((t) => t.taxonomy === 'category').map((t) => embeddedTerm(t, this.state)),
         tags: eventTerms.filter((t) => t.taxonomy === 'tag').map((t) => embeddedTerm(t, this.state)),
         venue: embeddedVenue ?? [],
@@ -126,7 +141,6 @@ export class PostView {
         custom_fields: [],
         lang: event.lang,
         translations: this.translationsOf(event, translations),
-        ticketed: event.ticketed,
       });
       const open = this.isOpen(event, options);
       if (options.single && open) wire.json_ld = this.eventJsonLd(event, wire, embeddedVenue, embeddedOrganizers[0] ?? null);
@@ -151,48 +165,24 @@ export class PostView {
     const head = this.common(record);
     const global_id = this.globalId(record.id);
     const global_id_lineage = [global_id, ...record.globalIdLineage];
-    let wire: Wire;
+    const wire: Wire = Object.assign(head, {
+      [record.type]: renderTitle(record.title),
+      description: autop(record.content).trim(),
+      excerpt: autop(record.excerpt).trim(),
+      slug: record.slug,
+      image: this.image(record, images),
+    });
+    plainWire(record.type, record, wire);
     if (record.type === 'venue') {
-      wire = Object.assign(head, {
-        venue: renderTitle(record.title),
-        description: autop(record.content).trim(),
-        excerpt: autop(record.excerpt).trim(),
-        slug: record.slug,
-        image: this.image(record, images),
-        address: record.address,
-        city: record.city,
-        country: record.country,
-        province: record.province,
-        state: record.state,
-        zip: record.zip,
-        phone: record.phone,
-        website: record.website,
-        stateprovince: record.stateprovince,
-        geo_lat: record.geoLat !== null && record.geoLng !== null && (record.geoLat !== 0 || record.geoLng !== 0) ? record.geoLat : null,
-        geo_lng: record.geoLat !== null && record.geoLng !== null && (record.geoLat !== 0 || record.geoLng !== 0) ? record.geoLng : null,
-        json_ld: options.single ? this.placeJsonLd(record, images) : null,
-        show_map: record.showMap,
-        show_map_link: record.showMapLink,
-        global_id,
-        global_id_lineage,
-      });
-      dropEmpty(wire, ['venue', 'slug', 'show_map', 'show_map_link', 'global_id', 'global_id_lineage']);
+      // coordinates are shown only when both are set and not both zero
+      const located = record.geoLat !== null && record.geoLng !== null && (record.geoLat !== 0 || record.geoLng !== 0);
+      Object.assign(wire, { geo_lat: located ? record.geoLat : null, geo_lng: located ? record.geoLng : null, json_ld: options.single ? this.placeJsonLd(record, images) : null });
     } else {
-      wire = Object.assign(head, {
-        organizer: renderTitle(record.title),
-        description: autop(record.content).trim(),
-        excerpt: autop(record.excerpt).trim(),
-        slug: record.slug,
-        image: this.image(record, images),
-        phone: record.phone,
-        website: record.website,
-        email: record.email,
-        json_ld: options.single ? this.personJsonLd(record, images) : null,
-        global_id,
-        global_id_lineage,
-      });
-      dropEmpty(wire, ['organizer', 'slug', 'global_id', 'global_id_lineage']);
+      wire.json_ld = options.single ? this.personJsonLd(record, images) : null;
     }
+    Object.assign(wire, { global_id, global_id_lineage });
+    // flags are shown even when false
+    dropEmpty(wire, [record.type, 'slug', 'global_id', 'global_id_lineage', ...FLAG_KEYS[record.type]]);
     wire.lang = record.lang;
     wire.translations = this.translationsOf(record, translations);
     return this.isOpen(record, options) ? wire : blank(record.type, wire);

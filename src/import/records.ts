@@ -8,6 +8,7 @@ import { fromUtcWire } from '../domain/eventTimes.js';
 import { autop, renderTitle } from '../domain/html.js';
 import { escapeTermName } from '../domain/text.js';
 import type { Lang } from '../domain/context.js';
+import { plainFields, type PlainDetails } from '../db/fields.js';
 
 /**
  * Records of the plugin's API (reference resources.md §1–4) read back into Almanac's records. The wire shows text
@@ -216,27 +217,24 @@ function base(type: PostType, w: Wire, passLang: Lang, zone: Zone, notes: string
   };
 }
 
+/** The plain fields (db/fields.ts) of a record of the source; a number of another kind, or none, is null. */
+function plainFromWire<T extends PostType>(type: T, w: Wire): PlainDetails<T> {
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of plainFields(type)) {
+    if (field.kind === 'flag') out[field.key] = flag(w, key, field.imported ?? field.default);
+    else if (field.kind === 'number') out[field.key] = typeof w[key] === 'number' ? w[key] : null;
+    else out[field.key] = text(w, key, '');
+  }
+  return out as PlainDetails<T>;
+}
+
 /** An event, venue or organizer of the source, as Almanac would store it. */
 export function postFromWire(type: PostType, w: Wire, passLang: Lang, zone: Zone): SourcePost {
   const notes: string[] = [];
   const { id, globalId, record } = base(type, w, passLang, zone, notes);
   const common = { id, globalId, siblings: siblingsOf(w, id), image: imageOf(w), notes };
-  if (type === 'venue') {
-    const geo = (key: string) => (typeof w[key] === 'number' ? (w[key] as number) : null);
-    const venue: Omit<VenueRecord, 'id' | 'translationGroup'> = {
-      ...record, type, address: text(w, 'address', ''), city: text(w, 'city', ''), country: text(w, 'country', ''),
-      province: text(w, 'province', ''), state: text(w, 'state', ''), stateprovince: text(w, 'stateprovince', ''), zip: text(w, 'zip', ''),
-      phone: text(w, 'phone', ''), website: text(w, 'website', ''), showMap: flag(w, 'show_map', true), showMapLink: flag(w, 'show_map_link', true),
-      geoLat: geo('geo_lat'), geoLng: geo('geo_lng'),
-    };
-    return { ...common, linked: [], record: venue };
-  }
-  if (type === 'organizer') {
-    const organizer: Omit<OrganizerRecord, 'id' | 'translationGroup'> = {
-      ...record, type, phone: text(w, 'phone', ''), website: text(w, 'website', ''), email: text(w, 'email', ''),
-    };
-    return { ...common, linked: [], record: organizer };
-  }
+  if (type === 'venue') return { ...common, linked: [], record: { ...record, type, ...plainFromWire(type, w) } };
+  if (type === 'organizer') return { ...common, linked: [], record: { ...record, type, ...plainFromWire(type, w) } };
 
   const details = w.cost_details && typeof w.cost_details === 'object' ? (w.cost_details as Wire) : {};
   const position = text(details, 'currency_position', '');
@@ -274,12 +272,7 @@ export function postFromWire(type: PostType, w: Wire, passLang: Lang, zone: Zone
     currencyCode: text(details, 'currency_code', ''),
     // an event without a website of its own shows its permalink: here it shows Almanac's
     website: website === w.url ? null : website,
-    showMap: flag(w, 'show_map', true),
-    showMapLink: flag(w, 'show_map_link', true),
-    hideFromListings: flag(w, 'hide_from_listings', false),
-    sticky: flag(w, 'sticky', false),
-    featured: flag(w, 'featured', false),
-    ticketed: flag(w, 'ticketed', false),
+    ...plainFromWire(type, w),
     venueId: linked.find((l) => l.type === 'venue')?.id ?? 0,
     organizerIds: linked.filter((l) => l.type === 'organizer').map((l) => l.id),
     termIds: [...new Set(terms)],

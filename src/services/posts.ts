@@ -10,6 +10,7 @@ import { eventTimes, fromUtcWire, publicationDate, TimeInputError } from '../dom
 import { cleanHtml } from '../domain/html.js';
 import { CAPABILITY_TYPE, mayChange, mayRead, resolveStatus, unlocks } from '../domain/postRules.js';
 import { PostView, type ViewOptions } from '../domain/postView.js';
+import { defaultOf, plainFields, type PlainDetails } from '../db/fields.js';
 import { TAXONOMY } from '../domain/termView.js';
 import { isTruthy } from '../http/params.js';
 import { collationKey, sanitizeTextField, slugify, webUrl } from '../domain/text.js';
@@ -40,6 +41,24 @@ export const isEditContext = (query: { context?: string }) => query.context === 
 
 /** The trash suffix WordPress gives a trashed record's slug, freeing the original. */
 const TRASHED = '__trashed';
+
+/**
+ * The plain fields (db/fields.ts) of a record after a write: what the body sends, read as its kind, else the stored
+ * value on an update, else the default of a new record.
+ */
+function plainWritten<T extends PostType>(type: T, body: object, current: PlainDetails<T> | null): PlainDetails<T> {
+  const sent = body as Record<string, unknown>;
+  const stored = current as Record<string, unknown> | null;
+  const out: Record<string, unknown> = {};
+  for (const [wire, field] of plainFields(type)) {
+    const value = sent[wire];
+    if (value === undefined) out[field.key] = stored ? stored[field.key] : defaultOf(field);
+    else if (field.kind === 'text') out[field.key] = sanitizeTextField(value as string);
+    else if (field.kind === 'flag') out[field.key] = isTruthy(value);
+    else out[field.key] = value;
+  }
+  return out as PlainDetails<T>;
+}
 
 /**
  * The units of work of post requests: a PostService for the request inside one engine read, or one write that also
@@ -376,20 +395,13 @@ export class PostService {
     }
     const costs = body.cost === undefined ? (current?.costs ?? []) : (Array.isArray(body.cost) ? body.cost : [body.cost]).map((c) => c.trim()).filter(Boolean);
     const currency = body.cost === undefined && current ? { symbol: current.currencySymbol, position: current.currencyPosition } : currencyOf(costs);
-    const flag = (name: 'show_map' | 'show_map_link' | 'hide_from_listings' | 'sticky' | 'featured' | 'ticketed', stored: boolean | undefined) => body[name] ?? stored ?? false;
     // Object.assign onto the fresh base, not spreads into a literal (far slower in V8); same order of evaluation
-    return Object.assign(base, { type: 'event' as const, parentId }, times, {
+    return Object.assign(base, { type: 'event' as const, parentId }, times, plainWritten('event', body, current), {
       costs,
       currencySymbol: currency.symbol,
       currencyPosition: currency.position,
       currencyCode: current?.currencyCode ?? '',
       website: body.website !== undefined ? body.website : (current?.website ?? null),
-      showMap: flag('show_map', current?.showMap),
-      showMapLink: flag('show_map_link', current?.showMapLink),
-      hideFromListings: flag('hide_from_listings', current?.hideFromListings),
-      sticky: flag('sticky', current?.sticky),
-      featured: flag('featured', current?.featured),
-      ticketed: flag('ticketed', current?.ticketed),
       venueId: body.venue === undefined ? (current?.venueId ?? 0) : await this.venueOf(body.venue),
       organizerIds: body.organizer === undefined ? (current?.organizerIds ?? []) : await this.organizersOf(body.organizer),
       termIds: [
@@ -401,38 +413,13 @@ export class PostService {
 
   private async linkedRecord(type: 'venue' | 'organizer', body: VenueFields & OrganizerFields, current: VenueRecord | OrganizerRecord | null): Promise<NewRecord<'venue'> | NewRecord<'organizer'>> {
     const base = await this.base(type, body, current, this.config.siteTimezone);
-    const text = (name: keyof VenueFields & keyof OrganizerFields | 'address' | 'city' | 'country' | 'province' | 'state' | 'zip' | 'email', stored: string | undefined) => {
-      const sent = (body as Record<string, unknown>)[name];
-      return typeof sent === 'string' ? sanitizeTextField(sent) : (stored ?? '');
-    };
-    if (type === 'organizer') {
-      const o = current as OrganizerRecord | null;
-      return Object.assign(base, { type, phone: text('phone', o?.phone), website: body.website ?? o?.website ?? '', email: text('email', o?.email) });
+    if (type === 'organizer') return Object.assign(base, { type }, plainWritten(type, body, current as OrganizerRecord | null));
+    const venue = Object.assign(base, { type }, plainWritten(type, body, current as VenueRecord | null));
+    // not sent: derived from the state, province and country, unless none of them is sent on an update either
+    if (body.stateprovince === undefined && !(current && body.state === undefined && body.province === undefined && body.country === undefined)) {
+      venue.stateprovince = !venue.country || venue.country === 'US' || venue.country === 'United States' ? venue.state : venue.province;
     }
-    const v = current as VenueRecord | null;
-    const country = text('country', v?.country);
-    const state = text('state', v?.state);
-    const province = text('province', v?.province);
-    const derived = !country || country === 'US' || country === 'United States' ? state : province;
-    const map = (sent: string | boolean | undefined, stored: boolean | undefined) => (sent !== undefined ? isTruthy(sent) : (stored ?? true));
-    const geoLat = body.geo_lat ?? v?.geoLat ?? null;
-    const geoLng = body.geo_lng ?? v?.geoLng ?? null;
-    return Object.assign(base, {
-      type,
-      address: text('address', v?.address),
-      city: text('city', v?.city),
-      country,
-      province,
-      state,
-      stateprovince: body.stateprovince !== undefined ? sanitizeTextField(body.stateprovince) : (v && body.state === undefined && body.province === undefined && body.country === undefined ? v.stateprovince : derived),
-      zip: text('zip', v?.zip),
-      phone: text('phone', v?.phone),
-      website: body.website ?? v?.website ?? '',
-      showMap: map(body.show_map, v?.showMap),
-      showMapLink: map(body.show_map_link, v?.showMapLink),
-      geoLat,
-      geoLng,
-    });
+    return venue;
   }
 
   /** DESIGN §5 #28 and #3: one venue id, `{id}`, an inline venue (created or matched), or 0 / "" / null / [] to unlink. */
