@@ -1,8 +1,8 @@
 import type { Lang } from '../../domain/context.js';
 import { collationKey, foldForSearch, slugForQuery } from '../../domain/text.js';
-import type { PostsRepository, Translations } from '../engine.js';
+import type { PostsRepository, Translations, ViewLinks, ViewLinksQuery } from '../engine.js';
 import type {
-  Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, PostRecord, PostType, RecordOf, TranslationMember,
+  Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, MediaRecord, NewRecord, PostRecord, PostType, RecordOf, TermRecord, TranslationMember,
 } from '../records.js';
 import { changesSql, eventListSql, linkedListSql, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
 import {
@@ -10,7 +10,9 @@ import {
   type Row, type TranslationRow,
 } from '../rows.js';
 import type { Db } from './connection.js';
+import { SqliteMedia } from './media.js';
 import { explainStatement, StatementCache } from './sql.js';
+import { SqliteTerms } from './terms.js';
 
 /**
  * Trigrams probed for a search, at most: each reads the list of every post holding it, and a handful narrow a search
@@ -72,6 +74,8 @@ export function nextScheduledOf(db: Db): (nowUtc: string) => string | null {
 export class SqlitePosts implements PostsRepository {
   private readonly stmts;
   private readonly lists: StatementCache;
+  /** The terms and images a view reads (`viewLinks`), on this connection: prepared when first asked for. */
+  private related: { terms: SqliteTerms; media: SqliteMedia } | undefined;
 
   constructor(private readonly db: Db) {
     this.lists = new StatementCache(db);
@@ -189,6 +193,46 @@ export class SqlitePosts implements PostsRepository {
   async translationMembers(type: PostType, groups: number[]): Promise<Map<number, TranslationMember[]>> {
     if (groups.length === 0) return new Map();
     return groupMembers(type, this.stmts.translations.all({ type, groups: JSON.stringify([...new Set(groups)]) }));
+  }
+
+  /**
+   * What a view reads besides its posts. Statements of SQLite cost no round trip: the linked records, their groups'
+   * members and then the records that may stand in for them, each kind in one statement.
+   */
+  async viewLinks(q: ViewLinksQuery): Promise<ViewLinks> {
+    const related = (this.related ??= { terms: new SqliteTerms(this.db), media: new SqliteMedia(this.db) });
+    const venues = await this.findMany('venue', q.venueIds);
+    const organizers = await this.findMany('organizer', q.organizerIds);
+    const groupsOf = (records: Map<number, PostRecord>) => [...records.values()].map((r) => r.translationGroup);
+    const members: ViewLinks['members'] = {
+      event: await this.translationMembers('event', q.groups.event),
+      venue: await this.translationMembers('venue', [...q.groups.venue, ...groupsOf(venues)]),
+      organizer: await this.translationMembers('organizer', [...q.groups.organizer, ...groupsOf(organizers)]),
+    };
+    for (const [type, found] of [['venue', venues], ['organizer', organizers]] as const) {
+      const standIns = [...found.values()].flatMap((r) => members[type].get(r.translationGroup)?.filter((m) => m.lang === q.lang && !found.has(m.id)) ?? []);
+      for (const [id, record] of await this.findMany(type, standIns.map((m) => m.id))) (found as Map<number, PostRecord>).set(id, record);
+    }
+
+    const terms = new Map<number, TermRecord>((await related.terms.findMany(q.termIds)).map((t) => [t.id, t]));
+    const termStandIns: number[] = [];
+    for (const taxonomy of ['category', 'tag'] as const) {
+      const own = [...terms.values()].filter((t) => t.taxonomy === taxonomy);
+      const groups = await related.terms.translations(taxonomy, own.map((t) => t.translationGroup));
+      for (const term of own) {
+        const standIn = groups.get(term.translationGroup)?.[q.lang];
+        if (standIn !== undefined && !terms.has(standIn)) termStandIns.push(standIn);
+      }
+    }
+    for (const term of await related.terms.findMany(termStandIns)) terms.set(term.id, term);
+
+    const media = new Map<number, MediaRecord>();
+    const imageIds = [...q.imageIds, ...[...venues.values(), ...organizers.values()].map((r) => r.imageId)];
+    for (const id of new Set(imageIds.filter(Boolean))) {
+      const found = await related.media.findById(id);
+      if (found) media.set(id, found);
+    }
+    return { venues, organizers, members, terms, media };
   }
 
   /** Inserts a record with its details and links; returns the new id. */
