@@ -2,7 +2,7 @@ import type { Lang } from '../../domain/context.js';
 import { collationKey, foldForSearch, slugForQuery } from '../../domain/text.js';
 import type { PostsRepository, Translations, ViewLinks, ViewLinksQuery } from '../engine.js';
 import type {
-  Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, MediaRecord, NewRecord, PostRecord, PostType, RecordOf, TermRecord, TranslationMember,
+  Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, OrganizerRecord, PostRecord, PostType, RecordOf, TranslationMember, VenueRecord,
 } from '../records.js';
 import { changesSql, eventListSql, linkedListSql, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
 import {
@@ -70,6 +70,11 @@ export function nextScheduledOf(db: Db): (nowUtc: string) => string | null {
   return (now) => statement.get({ now })?.due ?? null;
 }
 
+/** The posts `@ids` names and the posts of their translation groups in `@lang`. */
+const LINKED_IN_LANG = `SELECT value FROM json_each(@ids)
+  UNION SELECT s.id FROM posts a JOIN posts s ON s.type = a.type AND s.translation_group = a.translation_group AND s.lang = @lang
+  WHERE a.id IN (SELECT value FROM json_each(@ids))`;
+
 /** Events, venues and organizers (one id space), their links to each other and to terms. */
 export class SqlitePosts implements PostsRepository {
   private readonly stmts;
@@ -114,6 +119,16 @@ export class SqlitePosts implements PostsRepository {
       addTerm: db.prepare('INSERT OR IGNORE INTO event_terms (event_id, term_id) VALUES (?, ?)'),
       unlinkVenue: db.prepare('UPDATE events SET venue_id = NULL WHERE venue_id = ?'),
       unlinkOrganizer: db.prepare('DELETE FROM event_organizers WHERE organizer_id = ?'),
+      // the linked records asked for and the records of their translation groups in a language (unique per group)
+      linked: {
+        venue: db.prepare<{ ids: string; lang: string }, Row>(`SELECT * FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (${LINKED_IN_LANG})`),
+        organizer: db.prepare<{ ids: string; lang: string }, Row>(`SELECT * FROM posts p JOIN organizers d ON d.post_id = p.id WHERE p.id IN (${LINKED_IN_LANG})`),
+      },
+      // posts share one id space, and a group is named by the id of a member: groups of two types never meet
+      members: db.prepare<{ groups: string }, TranslationRow & { type: PostType }>(
+        `SELECT type, translation_group, lang, id, author_id, status, status_before_trash, date_utc FROM posts
+         WHERE type IN ('event', 'venue', 'organizer') AND translation_group IN (SELECT value FROM json_each(@groups)) ORDER BY id`,
+      ),
       translations: db.prepare<{ type: string; groups: string }, TranslationRow>(
         `SELECT translation_group, lang, id, author_id, status, status_before_trash, date_utc FROM posts
          WHERE type = @type AND translation_group IN (SELECT value FROM json_each(@groups)) ORDER BY id`,
@@ -195,44 +210,25 @@ export class SqlitePosts implements PostsRepository {
     return groupMembers(type, this.stmts.translations.all({ type, groups: JSON.stringify([...new Set(groups)]) }));
   }
 
-  /**
-   * What a view reads besides its posts. Statements of SQLite cost no round trip: the linked records, their groups'
-   * members and then the records that may stand in for them, each kind in one statement.
-   */
+  /** What a view reads besides its posts: one statement per kind (statements of SQLite cost no round trip). */
   async viewLinks(q: ViewLinksQuery): Promise<ViewLinks> {
     const related = (this.related ??= { terms: new SqliteTerms(this.db), media: new SqliteMedia(this.db) });
-    const venues = await this.findMany('venue', q.venueIds);
-    const organizers = await this.findMany('organizer', q.organizerIds);
-    const groupsOf = (records: Map<number, PostRecord>) => [...records.values()].map((r) => r.translationGroup);
+    const linked = <T extends VenueRecord | OrganizerRecord>(type: 'venue' | 'organizer', ids: number[], fromRow: (r: Row) => T) =>
+      new Map(ids.length === 0 ? [] : this.stmts.linked[type].all({ ids: JSON.stringify([...new Set(ids)]), lang: q.lang }).map((r) => [r.id as number, fromRow(r)]));
+    const venues = linked('venue', q.venueIds, venueFromRow);
+    const organizers = linked('organizer', q.organizerIds, organizerFromRow);
+    const linkedRecords = [...venues.values(), ...organizers.values()];
+
+    const groups = [...q.groups.event, ...q.groups.venue, ...q.groups.organizer, ...linkedRecords.map((r) => r.translationGroup)];
+    const rows = groups.length === 0 ? [] : this.stmts.members.all({ groups: JSON.stringify([...new Set(groups)]) });
     const members: ViewLinks['members'] = {
-      event: await this.translationMembers('event', q.groups.event),
-      venue: await this.translationMembers('venue', [...q.groups.venue, ...groupsOf(venues)]),
-      organizer: await this.translationMembers('organizer', [...q.groups.organizer, ...groupsOf(organizers)]),
+      event: groupMembers('event', rows.filter((r) => r.type === 'event')),
+      venue: groupMembers('venue', rows.filter((r) => r.type === 'venue')),
+      organizer: groupMembers('organizer', rows.filter((r) => r.type === 'organizer')),
     };
-    for (const [type, found] of [['venue', venues], ['organizer', organizers]] as const) {
-      const standIns = [...found.values()].flatMap((r) => members[type].get(r.translationGroup)?.filter((m) => m.lang === q.lang && !found.has(m.id)) ?? []);
-      for (const [id, record] of await this.findMany(type, standIns.map((m) => m.id))) (found as Map<number, PostRecord>).set(id, record);
-    }
 
-    const terms = new Map<number, TermRecord>((await related.terms.findMany(q.termIds)).map((t) => [t.id, t]));
-    const termStandIns: number[] = [];
-    for (const taxonomy of ['category', 'tag'] as const) {
-      const own = [...terms.values()].filter((t) => t.taxonomy === taxonomy);
-      const groups = await related.terms.translations(taxonomy, own.map((t) => t.translationGroup));
-      for (const term of own) {
-        const standIn = groups.get(term.translationGroup)?.[q.lang];
-        if (standIn !== undefined && !terms.has(standIn)) termStandIns.push(standIn);
-      }
-    }
-    for (const term of await related.terms.findMany(termStandIns)) terms.set(term.id, term);
-
-    const media = new Map<number, MediaRecord>();
-    const imageIds = [...q.imageIds, ...[...venues.values(), ...organizers.values()].map((r) => r.imageId)];
-    for (const id of new Set(imageIds.filter(Boolean))) {
-      const found = await related.media.findById(id);
-      if (found) media.set(id, found);
-    }
-    return { venues, organizers, members, terms, media };
+    const media = await related.media.findMany([...q.imageIds, ...linkedRecords.map((r) => r.imageId)].filter(Boolean));
+    return { venues, organizers, members, terms: await related.terms.withTranslations(q.termIds, q.lang), media };
   }
 
   /** Inserts a record with its details and links; returns the new id. */
