@@ -70,13 +70,14 @@ const KEEP_EMPTY = {
   organizer: new Set(['organizer', 'slug', 'global_id', 'global_id_lineage']),
 };
 
-/**
- * Builds the wire records of events, venues and organizers for one request. Linked records, terms, images and
- * translations are loaded in batches, so a page costs a bounded number of queries whatever its size.
- */
 /** A view of venues or organizers: no linked records, no terms. */
 const NO_LINKS = { venueIds: [], organizerIds: [], termIds: [] };
 
+/**
+ * Builds the wire records of events, venues and organizers for one request. Linked records, terms, images and
+ * translations are read in one call per page (PostsRepository.viewLinks), so a page costs the same queries whatever
+ * its size.
+ */
 export class PostView {
   /** The venues and organizers events named, as stored (before any translation stands in), for `Last-Modified`. */
   private readonly linkedAsStored: (VenueRecord | OrganizerRecord)[] = [];
