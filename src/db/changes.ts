@@ -20,7 +20,7 @@
  * the table is typed over the repository interface, so a new method does not compile until it says what it reads
  * or changes.
  */
-import type { MediaRepository, PostsRepository, Repositories, TermsRepository, UsersRepository } from './engine.js';
+import type { MediaRepository, PostsRepository, Repositories, TermsRepository, UsersRepository, ViewLinks, ViewLinksQuery } from './engine.js';
 import type { PostRecord, PostType, Taxonomy } from './records.js';
 
 /** A change or dependency; `*` alone is everything. */
@@ -196,6 +196,22 @@ function postChange(record: Pick<PostRecord, 'id' | 'type' | 'translationGroup'>
   return tags;
 }
 
+/**
+ * What a page's view read besides its posts: the linked records and the groups of their translations, the members
+ * of the groups shown, the terms and their translation groups, the images; the ids asked for count too (a record
+ * that does not exist yet may be created).
+ */
+function viewLinksRead(q: ViewLinksQuery, found: ViewLinks): Tag[] {
+  const tags = [...q.venueIds, ...q.organizerIds].map(tag.post);
+  for (const linked of [...found.venues.values(), ...found.organizers.values()]) tags.push(tag.post(linked.id), tag.postGroup(linked.translationGroup));
+  for (const groups of Object.values(q.groups)) for (const g of groups) tags.push(tag.postGroup(g));
+  for (const byGroup of Object.values(found.members)) for (const g of byGroup.keys()) tags.push(tag.postGroup(g));
+  tags.push(...q.termIds.map(tag.term));
+  for (const term of found.terms.values()) tags.push(tag.term(term.id), tag.termGroup(term.translationGroup));
+  tags.push(...q.imageIds.map(tag.media), ...[...found.media.keys()].map(tag.media));
+  return tags;
+}
+
 const posts: Rules<PostsRepository, Repositories> = {
   typeOf: { reads: ([id]) => [tag.post(id)] },
   findById: { reads: ([id]) => [tag.post(id)] },
@@ -207,6 +223,7 @@ const posts: Rules<PostsRepository, Repositories> = {
   explainSameName: { reads: none },
   translations: { reads: ([, groups]) => groups.map(tag.postGroup) },
   translationMembers: { reads: ([, groups]) => groups.map(tag.postGroup) },
+  viewLinks: { reads: ([q], found) => viewLinksRead(q, found) },
   revisions: { reads: ([ids]) => ids.map(tag.post) },
   idsWithLineageFrom: { reads: () => ALL_POSTS },
   nextScheduled: { reads: () => ALL_POSTS },

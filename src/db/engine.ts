@@ -9,11 +9,37 @@ import type { ChangeTracker, ReadSet } from './changes.js';
 import type { Lang } from '../domain/context.js';
 import type { Role } from '../domain/capabilities.js';
 import type {
-  AppPassword, Change, ChangesQuery, EventListQuery, LinkedListQuery, MediaRecord, NewRecord, PostRecord, PostType, RecordOf,
-  Taxonomy, TermInput, TermListQuery, TermRecord, TranslationMember, User,
+  AppPassword, Change, ChangesQuery, EventListQuery, LinkedListQuery, MediaRecord, NewRecord, OrganizerRecord, PostRecord, PostType, RecordOf,
+  Taxonomy, TermInput, TermListQuery, TermRecord, TranslationMember, User, VenueRecord,
 } from './records.js';
 
 export type Translations = Map<number, Partial<Record<Lang, number>>>;
+
+/** What the view of a page of posts needs besides the posts themselves, asked for at once (see `viewLinks`). */
+export interface ViewLinksQuery {
+  /** The request's language: linked records and terms are replaced by their translation in it, when one exists. */
+  lang: Lang;
+  venueIds: number[];
+  organizerIds: number[];
+  termIds: number[];
+  /** Images of the records shown (those of the linked records are added). */
+  imageIds: number[];
+  /** Translation groups of the records shown, by type (those of the linked records are added). */
+  groups: Record<PostType, number[]>;
+}
+
+/** What `viewLinks` read: the rules (who may read what, which translation stands in) are left to the view. */
+export interface ViewLinks {
+  /** The venues and organizers asked for, and the records of their translation groups in the request's language. */
+  venues: Map<number, VenueRecord>;
+  organizers: Map<number, OrganizerRecord>;
+  /** The members of every translation group asked for and of every linked record's, by type and group (oldest first). */
+  members: Record<PostType, Map<number, TranslationMember[]>>;
+  /** The terms asked for, and the terms of their translation groups in the request's language. */
+  terms: Map<number, TermRecord>;
+  /** The images of the records shown and of the linked records read. */
+  media: Map<number, MediaRecord>;
+}
 
 /** Events, venues and organizers (one id space), their links to each other and to terms. */
 export interface PostsRepository {
@@ -39,6 +65,11 @@ export interface PostsRepository {
   translations(type: PostType, groups: number[]): Promise<Translations>;
   /** The records of each translation group asked for, with what tells who may read them (oldest first). */
   translationMembers(type: PostType, groups: number[]): Promise<Map<number, TranslationMember[]>>;
+  /**
+   * Everything the view of a page of posts reads besides the posts (linked records, translations, terms, images), in
+   * a bounded number of queries whatever the page holds: one round trip on PostgreSQL.
+   */
+  viewLinks(q: ViewLinksQuery): Promise<ViewLinks>;
   /** How many times each record was changed after its creation (iCalendar `SEQUENCE`). */
   revisions(ids: number[]): Promise<Map<number, number>>;
   /** Ids of the records whose lineage holds their own id on a site (`example.org/blog?id=N` for record N). */

@@ -1,5 +1,5 @@
 import type { components } from '../../generated/api.js';
-import type { Repositories } from '../db/engine.js';
+import type { Repositories, ViewLinks, ViewLinksQuery } from '../db/engine.js';
 import type { EventRecord, MediaRecord, OrganizerRecord, PostRecord, PostType, TermRecord, VenueRecord } from '../db/records.js';
 import type { Lang, RequestState } from './context.js';
 import { costValues, formatCost, jsonLdPrice } from './cost.js';
@@ -63,22 +63,40 @@ const details = (wire: string) => {
   return { year, month, day, hour, minutes, seconds };
 };
 
-/** Drops the empty values a venue or organizer record never shows (`""`, `"0"`, `0`, `false`, `[]`, null). */
-function dropEmpty(wire: Wire, keep: string[]): Wire {
-  for (const [key, value] of Object.entries(wire)) {
-    if (keep.includes(key)) continue;
-    if (value === '' || value === '0' || value === 0 || value === false || value === null || value === undefined || (Array.isArray(value) && value.length === 0)) delete wire[key];
+const isEmpty = (value: unknown) =>
+  value === '' || value === '0' || value === 0 || value === false || value === null || value === undefined || (Array.isArray(value) && value.length === 0);
+
+/**
+ * The keys of `parts` in order, without the empty values a venue or organizer record never shows (`""`, `"0"`, `0`,
+ * `false`, `[]`, null) unless `keep` names them. Built afresh rather than by deleting keys: an object that lost keys
+ * becomes a slow dictionary for V8, to fill and to serialise.
+ */
+function withoutEmpty(parts: Wire[], keep: ReadonlySet<string>): Wire {
+  const wire: Wire = {};
+  for (const part of parts) {
+    for (const key in part) {
+      const value = part[key];
+      if (keep.has(key) || !isEmpty(value)) wire[key] = value;
+    }
   }
   return wire;
 }
 
+/** What a venue or organizer shows even when empty: its name, slug and global ids, and its flags (even when false). */
+const KEEP_EMPTY = {
+  venue: new Set(['venue', 'slug', 'global_id', 'global_id_lineage', ...FLAG_KEYS.venue]),
+  organizer: new Set(['organizer', 'slug', 'global_id', 'global_id_lineage', ...FLAG_KEYS.organizer]),
+};
+
+/** A view of venues or organizers: no linked records, no terms. */
+const NO_LINKS = { venueIds: [], organizerIds: [], termIds: [] };
+
 /**
  * Builds the wire records of events, venues and organizers for one request. Linked records, terms, images and
- * translations are loaded in batches, so a page costs a bounded number of queries whatever its size.
+ * translations are read in one call per page (PostsRepository.viewLinks), so a page costs the same queries whatever
+ * its size.
  */
 export class PostView {
-  /** Translation groups read so far, by type: linked records are localised and then listed with the same groups. */
-  private readonly groups = new Map<PostType, { read: Set<number>; langs: Map<number, Partial<Record<Lang, number>>> }>();
   /** The venues and organizers events named, as stored (before any translation stands in), for `Last-Modified`. */
   private readonly linkedAsStored: (VenueRecord | OrganizerRecord)[] = [];
   /** `{host}{path}?id=` of the site, worked out once per view. */
@@ -96,19 +114,20 @@ export class PostView {
   }
 
   async events(records: EventRecord[], options: ViewOptions): Promise<Schemas['Event'][]> {
-    const venues = await this.localised('venue', records.map((e) => e.venueId).filter(Boolean));
-    const organizers = await this.localised('organizer', records.flatMap((e) => e.organizerIds));
-    const terms = await this.localisedTerms(records.flatMap((e) => e.termIds));
-    const linked = [...venues.values(), ...organizers.values()];
-    const translations = await this.translations([...records, ...linked]);
-    const images = await this.images([...records, ...linked]);
+    const venueIds = records.map((e) => e.venueId).filter(Boolean);
+    const organizerIds = records.flatMap((e) => e.organizerIds);
+    const termIds = records.flatMap((e) => e.termIds);
+    const links = await this.links(records, { venueIds, organizerIds, termIds });
+    const venues = this.localised(links.venues, venueIds, links);
+    const organizers = this.localised(links.organizers, organizerIds, links);
+    const terms = this.localisedTerms(termIds, links);
     return records.map((event) => {
-      const venue = venues.get(event.venueId) as VenueRecord | undefined;
-      const embeddedVenue = venue && mayRead(this.state.user, venue, this.nowUtc) ? this.linked(venue, options, translations, images) : null;
+      const venue = venues.get(event.venueId);
+      const embeddedVenue = venue && mayRead(this.state.user, venue, this.nowUtc) ? this.linked(venue, options, links) : null;
       const embeddedOrganizers = event.organizerIds
         .map((id) => organizers.get(id))
-        .filter((o): o is OrganizerRecord => Boolean(o && o.type === 'organizer' && mayRead(this.state.user, o, this.nowUtc)))
-        .map((o) => this.linked(o, options, translations, images));
+        .filter((o): o is OrganizerRecord => Boolean(o && mayRead(this.state.user, o, this.nowUtc)))
+        .map((o) => this.linked(o, options, links));
       const eventTerms = event.termIds.map((id) => terms.get(id)).filter((t) => t !== undefined).sort((a, b) => BY_NAME.compare(a.name, b.name) || a.id - b.id);
       // Object.assign onto the fresh head, not a spread into a literal: V8 builds spread-then-literal objects far slower
       const wire: Wire = Object.assign(this.common(event), {
@@ -116,7 +135,7 @@ export class PostView {
         description: autop(event.content).trim(),
         excerpt: autop(event.excerpt).trim(),
         slug: event.slug,
-        image: this.image(event, images) ?? false,
+        image: this.image(event, links.media) ?? false,
         all_day: event.allDay,
         start_date: event.startLocal,
         start_date_details: details(event.startLocal),
@@ -140,7 +159,7 @@ export class PostView {
         organizer: embeddedOrganizers,
         custom_fields: [],
         lang: event.lang,
-        translations: this.translationsOf(event, translations),
+        translations: this.translationsOf(event, links),
       });
       const open = this.isOpen(event, options);
       if (options.single && open) wire.json_ld = this.eventJsonLd(event, wire, embeddedVenue, embeddedOrganizers[0] ?? null);
@@ -149,42 +168,39 @@ export class PostView {
   }
 
   async venues(records: VenueRecord[], options: ViewOptions): Promise<Schemas['Venue'][]> {
-    const translations = await this.translations(records);
-    const images = await this.images(records);
-    return records.map((v) => this.linked(v, options, translations, images) as Schemas['Venue']);
+    const links = await this.links(records, NO_LINKS);
+    return records.map((v) => this.linked(v, options, links) as Schemas['Venue']);
   }
 
   async organizers(records: OrganizerRecord[], options: ViewOptions): Promise<Schemas['Organizer'][]> {
-    const translations = await this.translations(records);
-    const images = await this.images(records);
-    return records.map((o) => this.linked(o, options, translations, images) as Schemas['Organizer']);
+    const links = await this.links(records, NO_LINKS);
+    return records.map((o) => this.linked(o, options, links) as Schemas['Organizer']);
   }
 
   /** A venue or organizer record (its own or embedded in an event). */
-  private linked(record: VenueRecord | OrganizerRecord, options: ViewOptions, translations: Translations, images: Images): Wire {
+  private linked(record: VenueRecord | OrganizerRecord, options: ViewOptions, links: ViewLinks): Wire {
     const head = this.common(record);
     const global_id = this.globalId(record.id);
     const global_id_lineage = [global_id, ...record.globalIdLineage];
-    const wire: Wire = Object.assign(head, {
+    const full: Wire = Object.assign(head, {
       [record.type]: renderTitle(record.title),
       description: autop(record.content).trim(),
       excerpt: autop(record.excerpt).trim(),
       slug: record.slug,
-      image: this.image(record, images),
+      image: this.image(record, links.media),
     });
-    plainWire(record.type, record, wire);
+    plainWire(record.type, record, full);
     if (record.type === 'venue') {
       // coordinates are shown only when both are set and not both zero
       const located = record.geoLat !== null && record.geoLng !== null && (record.geoLat !== 0 || record.geoLng !== 0);
-      Object.assign(wire, { geo_lat: located ? record.geoLat : null, geo_lng: located ? record.geoLng : null, json_ld: options.single ? this.placeJsonLd(record, images) : null });
+      Object.assign(full, { geo_lat: located ? record.geoLat : null, geo_lng: located ? record.geoLng : null, json_ld: options.single ? this.placeJsonLd(record, links.media) : null });
     } else {
-      wire.json_ld = options.single ? this.personJsonLd(record, images) : null;
+      full.json_ld = options.single ? this.personJsonLd(record, links.media) : null;
     }
-    Object.assign(wire, { global_id, global_id_lineage });
-    // flags are shown even when false
-    dropEmpty(wire, [record.type, 'slug', 'global_id', 'global_id_lineage', ...FLAG_KEYS[record.type]]);
+    Object.assign(full, { global_id, global_id_lineage });
+    const wire = withoutEmpty([full], KEEP_EMPTY[record.type]);
     wire.lang = record.lang;
-    wire.translations = this.translationsOf(record, translations);
+    wire.translations = this.translationsOf(record, links);
     return this.isOpen(record, options) ? wire : blank(record.type, wire);
   }
 
@@ -229,85 +245,60 @@ export class PostView {
   }
 
   /** The record's translation group as the caller may read it; the record itself always (it is being shown). */
-  private translationsOf(record: PostRecord, translations: Translations): Partial<Record<Lang, number>> {
-    const group = translations.get(record.type)?.get(record.translationGroup);
+  private translationsOf(record: PostRecord, links: ViewLinks): Partial<Record<Lang, number>> {
+    const group = this.readableGroup(links, record.type, record.translationGroup);
     return group?.[record.lang] === record.id ? group : Object.assign({}, group, { [record.lang]: record.id });
   }
 
-  private async translations(records: PostRecord[]): Promise<Translations> {
-    const out: Translations = new Map();
-    for (const type of ['event', 'venue', 'organizer'] as const) {
-      const groups = records.filter((r) => r.type === type).map((r) => r.translationGroup);
-      if (groups.length > 0) out.set(type, await this.groupsOf(type, groups));
-    }
-    return out;
+  /**
+   * `{lang: id}` of a translation group, only the records the caller may read, so a draft or private translation
+   * shows neither its id nor that it exists.
+   */
+  private readableGroup(links: ViewLinks, type: PostType, group: number): Partial<Record<Lang, number>> | undefined {
+    const members = links.members[type].get(group);
+    if (!members) return undefined;
+    const langs: Partial<Record<Lang, number>> = {};
+    for (const member of members) if (mayRead(this.state.user, member, this.nowUtc)) langs[member.lang] = member.id;
+    return langs;
   }
 
   /**
-   * `{lang: id}` of translation groups, each group read once per view (one query for those not read yet): only the
-   * records the caller may read, so a draft or private translation shows neither its id nor that it exists.
+   * Reads at once what the records shown need besides themselves (see PostsRepository.viewLinks): their translation
+   * groups and images, and the linked records and terms asked for.
    */
-  private async groupsOf(type: PostType, groups: number[]): Promise<Map<number, Partial<Record<Lang, number>>>> {
-    let known = this.groups.get(type);
-    if (!known) this.groups.set(type, (known = { read: new Set(), langs: new Map() }));
-    const missing = [...new Set(groups)].filter((g) => !known.read.has(g));
-    if (missing.length > 0) {
-      for (const [group, members] of await this.repos.posts.translationMembers(type, missing)) {
-        const langs: Partial<Record<Lang, number>> = {};
-        for (const member of members) if (mayRead(this.state.user, member, this.nowUtc)) langs[member.lang] = member.id;
-        known.langs.set(group, langs);
-      }
-      for (const group of missing) known.read.add(group);
-    }
-    return known.langs;
+  private async links(records: PostRecord[], asked: Pick<ViewLinksQuery, 'venueIds' | 'organizerIds' | 'termIds'>): Promise<ViewLinks> {
+    const groups: ViewLinksQuery['groups'] = { event: [], venue: [], organizer: [] };
+    for (const record of records) groups[record.type].push(record.translationGroup);
+    return this.repos.posts.viewLinks({ lang: this.state.lang, ...asked, imageIds: records.map((r) => r.imageId).filter(Boolean), groups });
   }
 
-  /** Linked records by id, each replaced by its translation in the request's language when one exists. */
-  private async localised<T extends 'venue' | 'organizer'>(type: T, ids: number[]): Promise<Map<number, VenueRecord | OrganizerRecord>> {
-    const found = (await this.repos.posts.findMany(type, ids)) as Map<number, VenueRecord | OrganizerRecord>;
-    for (const record of found.values()) this.linkedAsStored.push(record);
-    const groups = await this.groupsOf(type, [...found.values()].map((r) => r.translationGroup));
-    const wanted = new Map<number, number>();
-    for (const [id, record] of found) {
-      const translated = groups.get(record.translationGroup)?.[this.state.lang];
-      if (translated !== undefined && translated !== id) wanted.set(id, translated);
-    }
-    const translated = (await this.repos.posts.findMany(type, [...wanted.values()])) as Map<number, VenueRecord | OrganizerRecord>;
-    for (const [id, other] of wanted) {
-      // a translation stands in only when the caller could read it; else the linked record itself is shown
-      const record = translated.get(other);
-      if (record && record.status !== 'trash' && mayRead(this.state.user, record, this.nowUtc)) found.set(id, record);
+  /**
+   * Linked records by id (those that exist), each replaced by its translation in the request's language when one
+   * exists and the caller may read it; else the linked record itself is shown.
+   */
+  private localised<R extends VenueRecord | OrganizerRecord>(read: Map<number, R>, ids: number[], links: ViewLinks): Map<number, R> {
+    const found = new Map<number, R>();
+    for (const id of ids) {
+      const record = read.get(id);
+      if (!record || found.has(id)) continue;
+      this.linkedAsStored.push(record);
+      const translated = this.readableGroup(links, record.type, record.translationGroup)?.[this.state.lang];
+      const standIn = translated !== undefined && translated !== id ? read.get(translated) : undefined;
+      found.set(id, standIn && standIn.status !== 'trash' && mayRead(this.state.user, standIn, this.nowUtc) ? standIn : record);
     }
     return found;
   }
 
-  /** Terms by id, each replaced by its translation in the request's language when one exists. */
-  private async localisedTerms(ids: number[]): Promise<Map<number, TermRecord>> {
-    const found = new Map((await this.repos.terms.findMany(ids)).map((t) => [t.id, t]));
-    const wanted = new Map<number, number>();
-    for (const taxonomy of ['category', 'tag'] as const) {
-      const own = [...found.values()].filter((t) => t.taxonomy === taxonomy);
-      const groups = await this.repos.terms.translations(taxonomy, own.map((t) => t.translationGroup));
-      for (const term of own) {
-        const translated = groups.get(term.translationGroup)?.[this.state.lang];
-        if (translated !== undefined && translated !== term.id) wanted.set(term.id, translated);
-      }
-    }
-    const translated = new Map((await this.repos.terms.findMany([...wanted.values()])).map((t) => [t.id, t]));
-    for (const [id, other] of wanted) {
-      const term = translated.get(other);
-      if (term) found.set(id, term);
+  /** Terms by id (those that exist), each replaced by its translation in the request's language when one exists. */
+  private localisedTerms(ids: number[], links: ViewLinks): Map<number, TermRecord> {
+    const inLang = new Map<string, TermRecord>();
+    for (const term of links.terms.values()) if (term.lang === this.state.lang) inLang.set(`${term.taxonomy} ${term.translationGroup}`, term);
+    const found = new Map<number, TermRecord>();
+    for (const id of ids) {
+      const term = links.terms.get(id);
+      if (term) found.set(id, inLang.get(`${term.taxonomy} ${term.translationGroup}`) ?? term);
     }
     return found;
-  }
-
-  private async images(records: PostRecord[]): Promise<Images> {
-    const out: Images = new Map();
-    for (const id of new Set(records.map((r) => r.imageId).filter(Boolean))) {
-      const media = await this.repos.media.findById(id);
-      if (media) out.set(id, media);
-    }
-    return out;
   }
 
   private image(record: PostRecord, images: Images): Schemas['Image'] | null {
@@ -379,5 +370,4 @@ export class PostView {
   }
 }
 
-type Translations = Map<PostType, Map<number, Partial<Record<Lang, number>>>>;
 type Images = Map<number, MediaRecord>;

@@ -1,6 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
-import { OpenAPIBackend, type Context, type Document, type Operation } from 'openapi-backend';
+import { OpenAPIBackend, type Context, type Document, type Operation, type ParsedRequest, type Request } from 'openapi-backend';
 import { hasCapabilities } from '../domain/capabilities.js';
 import { parseDateInput, parseZone } from '../domain/dates.js';
 import { webUrl } from '../domain/text.js';
@@ -123,6 +123,7 @@ export async function createBackend(handlers: Handlers, options: { validateRespo
   await api.init();
   api.validator.preCompileRequestValidators();
   compileRoutes(api);
+  parseOnce(api);
 
   for (const op of api.getOperations() as Operation[]) {
     const m = describeOperation(op);
@@ -170,6 +171,23 @@ function compileRoutes(api: OpenAPIBackend): void {
     const path = req.path.length > 1 ? req.path.replace(/\/+$/, '') : req.path;
     return table.find((r) => r.method === method && r.pattern.test(path))?.op;
   }) as typeof api.router.matchOperation;
+}
+
+/**
+ * openapi-backend parses a request at each step of handleRequest: after routing, again to validate it (the same
+ * request and operation), and once more with the coerced values. Each request is parsed once per operation: the
+ * validation reads the parse of the routing step, which nothing else reads before the coerced parse replaces it.
+ */
+function parseOnce(api: OpenAPIBackend): void {
+  const parse = api.router.parseRequest.bind(api.router);
+  const parsed = new WeakMap<object, { operation: unknown; request: ParsedRequest }>();
+  api.router.parseRequest = ((req: Request, operation?: Operation) => {
+    const seen = parsed.get(req);
+    if (seen && seen.operation === operation) return seen.request;
+    const request = parse(req, operation);
+    parsed.set(req, { operation, request });
+    return request;
+  }) as typeof api.router.parseRequest;
 }
 
 export type ResponseSink = (reply: { status: number; body: unknown; headers?: Record<string, string> }) => void;

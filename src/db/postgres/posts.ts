@@ -1,12 +1,16 @@
 import type { Lang } from '../../domain/context.js';
 import { collationKey, foldForSearch, slugForQuery } from '../../domain/text.js';
-import type { PostsRepository, Translations } from '../engine.js';
+import type { PostsRepository, Translations, ViewLinks, ViewLinksQuery } from '../engine.js';
+import { utcNowWire } from '../generation.js';
 import { changesSql, eventListSql, like, linkedListSql, linkedSearchTexts, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
-import type { Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, PostRecord, PostType, RecordOf, TranslationMember } from '../records.js';
+import type {
+  Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, OrganizerRecord, PostRecord, PostType, RecordOf, TranslationMember, VenueRecord,
+} from '../records.js';
 import {
   baseFromRow, baseToRow, DETAIL_COLUMNS, DETAIL_TABLE, detailsRow, eventFromRow, groupMembers, langsOfMembers, organizerFromRow, POST_COLUMNS,
-  venueFromRow, type Row, type TranslationRow,
+  toMedia, venueFromRow, type MediaRow, type Row, type TranslationRow,
 } from '../rows.js';
+import { TERM_COUNT, termFromRow, type TermRow } from './terms.js';
 import type { Queryable } from './connection.js';
 import { named, query } from './sql.js';
 
@@ -92,6 +96,36 @@ function insertStatement(type: PostType): string {
     ${links}
     SELECT id FROM p`;
 }
+/**
+ * `viewLinks` in one round trip: every kind of row a view reads, each aggregated into one JSON column of one row.
+ * $1 venues, $2 organizers, $3 the language, $4 terms, $5 images, $6-$8 translation groups of events, venues and
+ * organizers shown, $9 now (term counts). Groups are unique per (type, group, lang) and (taxonomy, group, lang).
+ */
+const VIEW_LINKS = `WITH asked AS (
+    SELECT id, type, translation_group FROM posts
+    WHERE (type = 'venue' AND id = ANY($1::bigint[])) OR (type = 'organizer' AND id = ANY($2::bigint[]))
+  ), wanted_groups AS (
+    SELECT type, translation_group FROM asked
+    UNION SELECT 'event', unnest($6::bigint[]) UNION SELECT 'venue', unnest($7::bigint[]) UNION SELECT 'organizer', unnest($8::bigint[])
+  ), members AS (
+    SELECT p.translation_group, p.lang, p.id, p.author_id, p.status, p.status_before_trash, p.date_utc, p.type
+    FROM posts p JOIN wanted_groups g ON p.type = g.type AND p.translation_group = g.translation_group
+  ), linked AS (
+    SELECT id FROM asked
+    UNION SELECT p.id FROM posts p JOIN asked a ON p.type = a.type AND p.translation_group = a.translation_group AND p.lang = $3
+  ), asked_terms AS (
+    SELECT taxonomy, translation_group FROM terms WHERE id = ANY($4::bigint[])
+  ), shown_terms AS (
+    SELECT id FROM terms WHERE id = ANY($4::bigint[])
+    UNION SELECT t.id FROM terms t JOIN asked_terms a ON t.taxonomy = a.taxonomy AND t.translation_group = a.translation_group AND t.lang = $3
+  )
+  SELECT
+    (SELECT json_agg(r) FROM (SELECT * FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (SELECT id FROM linked)) r) AS venues,
+    (SELECT json_agg(r) FROM (SELECT * FROM posts p JOIN organizers d ON d.post_id = p.id WHERE p.id IN (SELECT id FROM linked)) r) AS organizers,
+    (SELECT json_agg(m ORDER BY m.id) FROM members m) AS members,
+    (SELECT json_agg(r) FROM (SELECT t.*, ${TERM_COUNT('$9')} AS count FROM terms t WHERE t.id IN (SELECT id FROM shown_terms)) r) AS terms,
+    (SELECT json_agg(m) FROM media m WHERE m.id = ANY($5::bigint[]) OR m.id IN (SELECT image_id FROM posts WHERE id IN (SELECT id FROM linked))) AS media`;
+
 const SAME_NAME = `SELECT id FROM posts WHERE type = $1 AND lang = $2 AND title_key = $3 AND status <> 'trash' ORDER BY id`;
 const INSERT = { event: insertStatement('event'), venue: insertStatement('venue'), organizer: insertStatement('organizer') };
 const UPDATE_POST = `UPDATE posts SET ${PG_POST_COLUMNS.map((c, i) => `${c} = $${i + 2}`).join(', ')} WHERE id = $1`;
@@ -164,6 +198,25 @@ export class PostgresPosts implements PostsRepository {
       `SELECT translation_group, lang, id, author_id, status, status_before_trash, date_utc FROM posts
        WHERE type = $1 AND translation_group = ANY($2::bigint[]) ORDER BY id`, [type, [...new Set(groups)]]);
     return groupMembers(type, rows);
+  }
+
+  async viewLinks(q: ViewLinksQuery): Promise<ViewLinks> {
+    const [row] = await query<{ venues: Row[] | null; organizers: Row[] | null; members: (TranslationRow & { type: PostType })[] | null; terms: TermRow[] | null; media: MediaRow[] | null }>(
+      this.db, VIEW_LINKS,
+      [q.venueIds, q.organizerIds, q.lang, q.termIds, q.imageIds, q.groups.event, q.groups.venue, q.groups.organizer, utcNowWire()],
+    );
+    const members = row!.members ?? [];
+    return {
+      venues: new Map((row!.venues ?? []).map((r) => [r.id as number, venueFromRow(r) as VenueRecord])),
+      organizers: new Map((row!.organizers ?? []).map((r) => [r.id as number, organizerFromRow(r) as OrganizerRecord])),
+      members: {
+        event: groupMembers('event', members.filter((m) => m.type === 'event')),
+        venue: groupMembers('venue', members.filter((m) => m.type === 'venue')),
+        organizer: groupMembers('organizer', members.filter((m) => m.type === 'organizer')),
+      },
+      terms: new Map((row!.terms ?? []).map((r) => [r.id, termFromRow(r)])),
+      media: new Map((row!.media ?? []).map((r) => [r.id, toMedia(r)])),
+    };
   }
 
   async revisions(ids: number[]): Promise<Map<number, number>> {

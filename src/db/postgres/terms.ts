@@ -6,7 +6,7 @@ import type { Taxonomy, TermInput, TermListQuery, TermRecord } from '../records.
 import type { Queryable } from './connection.js';
 import { named, query } from './sql.js';
 
-interface TermRow { id: number; taxonomy: string; name: string; slug: string; description: string; parent_id: number | null; lang: string; translation_group: number; count: number }
+export interface TermRow { id: number; taxonomy: string; name: string; slug: string; description: string; parent_id: number | null; lang: string; translation_group: number; count: number }
 
 /**
  * Published events of a term: the stored count (migrations 0003 and 0011: events without a password) less scheduled
@@ -14,9 +14,11 @@ interface TermRow { id: number; taxonomy: string; name: string; slug: string; de
  */
 const COUNT = `(t.event_count - (SELECT COUNT(*) FROM events e JOIN event_terms et ON et.event_id = e.post_id AND et.term_id = t.id
   WHERE e.status = 'future' AND e.date_utc > @now AND NOT e.protected))`;
-const COUNT_AT_2 = COUNT.replace('@now', '$2');
+/** The count with `now` as the numbered parameter given (`$2`). */
+export const TERM_COUNT = (now: string) => COUNT.replace('@now', now);
+const COUNT_AT_2 = TERM_COUNT('$2');
 
-const toTerm = (r: TermRow): TermRecord => ({
+export const termFromRow = (r: TermRow): TermRecord => ({
   id: r.id, taxonomy: r.taxonomy as Taxonomy, name: r.name, slug: r.slug, description: r.description,
   parentId: r.parent_id ?? 0, lang: r.lang as Lang, translationGroup: r.translation_group, count: r.count,
 });
@@ -48,13 +50,13 @@ export class PostgresTerms implements TermsRepository {
 
   async findById(id: number): Promise<TermRecord | null> {
     const rows = await query<TermRow>(this.db, `SELECT t.*, ${COUNT_AT_2} AS count FROM terms t WHERE t.id = $1`, [id, utcNowWire()]);
-    return rows[0] ? toTerm(rows[0]) : null;
+    return rows[0] ? termFromRow(rows[0]) : null;
   }
 
   async findMany(ids: number[]): Promise<TermRecord[]> {
     if (ids.length === 0) return [];
     const rows = await query<TermRow>(this.db, `SELECT t.*, ${COUNT_AT_2} AS count FROM terms t WHERE t.id = ANY($1::bigint[])`, [[...new Set(ids)], utcNowWire()]);
-    return rows.map(toTerm);
+    return rows.map(termFromRow);
   }
 
   async withDescendants(ids: number[]): Promise<number[]> {
@@ -124,7 +126,7 @@ export class PostgresTerms implements TermsRepository {
     const orderBy = q.orderBy === 'include' && !q.include ? ORDER.name : ORDER[q.orderBy];
     const rows = await named<TermRow>(this.db, `${base} ORDER BY ${orderBy} ${direction}, id ${direction} LIMIT @limit OFFSET @offset`, params);
     const [count] = await named<{ total: number }>(this.db, `SELECT COUNT(*) AS total FROM (${base}) AS counted`, params);
-    return { items: rows.map(toTerm), total: count!.total };
+    return { items: rows.map(termFromRow), total: count!.total };
   }
 
   async translations(taxonomy: Taxonomy, groups: number[]): Promise<Translations> {

@@ -11,6 +11,7 @@ export class SqliteMedia implements MediaRepository {
     this.stmts = {
       byId: db.prepare<[number], MediaRow>('SELECT * FROM media WHERE id = ?'),
       byUrl: db.prepare<[string], MediaRow>('SELECT * FROM media WHERE url = ?'),
+      byIds: db.prepare<{ ids: string }, MediaRow>('SELECT * FROM media WHERE id IN (SELECT value FROM json_each(@ids))'),
       insert: db.prepare('INSERT INTO media (url, extension, created_utc) VALUES (@url, @extension, @created)'),
       insertAs: db.prepare(`INSERT INTO media (id, url, extension, width, height, filesize, sizes, created_utc)
                             VALUES (@id, @url, @extension, @width, @height, @filesize, @sizes, @created)`),
@@ -46,6 +47,12 @@ export class SqliteMedia implements MediaRepository {
   async findById(id: number): Promise<MediaRecord | null> {
     const row = this.stmts.byId.get(id);
     return row ? toMedia(row) : null;
+  }
+
+  /** Several media records by id, in one statement (for PostsRepository.viewLinks). */
+  async findMany(ids: number[]): Promise<Map<number, MediaRecord>> {
+    if (ids.length === 0) return new Map();
+    return new Map(this.stmts.byIds.all({ ids: JSON.stringify([...new Set(ids)]) }).map((r) => [r.id, toMedia(r)]));
   }
 
   /** The media record of a URL, registered on first use (no download). */

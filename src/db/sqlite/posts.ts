@@ -1,8 +1,8 @@
 import type { Lang } from '../../domain/context.js';
 import { collationKey, foldForSearch, slugForQuery } from '../../domain/text.js';
-import type { PostsRepository, Translations } from '../engine.js';
+import type { PostsRepository, Translations, ViewLinks, ViewLinksQuery } from '../engine.js';
 import type {
-  Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, PostRecord, PostType, RecordOf, TranslationMember,
+  Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, OrganizerRecord, PostRecord, PostType, RecordOf, TranslationMember, VenueRecord,
 } from '../records.js';
 import { changesSql, eventListSql, linkedListSql, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
 import {
@@ -10,7 +10,9 @@ import {
   type Row, type TranslationRow,
 } from '../rows.js';
 import type { Db } from './connection.js';
+import { SqliteMedia } from './media.js';
 import { explainStatement, StatementCache } from './sql.js';
+import { SqliteTerms } from './terms.js';
 
 /**
  * Trigrams probed for a search, at most: each reads the list of every post holding it, and a handful narrow a search
@@ -68,10 +70,17 @@ export function nextScheduledOf(db: Db): (nowUtc: string) => string | null {
   return (now) => statement.get({ now })?.due ?? null;
 }
 
+/** The posts `@ids` names and the posts of their translation groups in `@lang`. */
+const LINKED_IN_LANG = `SELECT value FROM json_each(@ids)
+  UNION SELECT s.id FROM posts a JOIN posts s ON s.type = a.type AND s.translation_group = a.translation_group AND s.lang = @lang
+  WHERE a.id IN (SELECT value FROM json_each(@ids))`;
+
 /** Events, venues and organizers (one id space), their links to each other and to terms. */
 export class SqlitePosts implements PostsRepository {
   private readonly stmts;
   private readonly lists: StatementCache;
+  /** The terms and images a view reads (`viewLinks`), on this connection: prepared when first asked for. */
+  private related: { terms: SqliteTerms; media: SqliteMedia } | undefined;
 
   constructor(private readonly db: Db) {
     this.lists = new StatementCache(db);
@@ -110,6 +119,16 @@ export class SqlitePosts implements PostsRepository {
       addTerm: db.prepare('INSERT OR IGNORE INTO event_terms (event_id, term_id) VALUES (?, ?)'),
       unlinkVenue: db.prepare('UPDATE events SET venue_id = NULL WHERE venue_id = ?'),
       unlinkOrganizer: db.prepare('DELETE FROM event_organizers WHERE organizer_id = ?'),
+      // the linked records asked for and the records of their translation groups in a language (unique per group)
+      linked: {
+        venue: db.prepare<{ ids: string; lang: string }, Row>(`SELECT * FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (${LINKED_IN_LANG})`),
+        organizer: db.prepare<{ ids: string; lang: string }, Row>(`SELECT * FROM posts p JOIN organizers d ON d.post_id = p.id WHERE p.id IN (${LINKED_IN_LANG})`),
+      },
+      // posts share one id space, and a group is named by the id of a member: groups of two types never meet
+      members: db.prepare<{ groups: string }, TranslationRow & { type: PostType }>(
+        `SELECT type, translation_group, lang, id, author_id, status, status_before_trash, date_utc FROM posts
+         WHERE type IN ('event', 'venue', 'organizer') AND translation_group IN (SELECT value FROM json_each(@groups)) ORDER BY id`,
+      ),
       translations: db.prepare<{ type: string; groups: string }, TranslationRow>(
         `SELECT translation_group, lang, id, author_id, status, status_before_trash, date_utc FROM posts
          WHERE type = @type AND translation_group IN (SELECT value FROM json_each(@groups)) ORDER BY id`,
@@ -189,6 +208,27 @@ export class SqlitePosts implements PostsRepository {
   async translationMembers(type: PostType, groups: number[]): Promise<Map<number, TranslationMember[]>> {
     if (groups.length === 0) return new Map();
     return groupMembers(type, this.stmts.translations.all({ type, groups: JSON.stringify([...new Set(groups)]) }));
+  }
+
+  /** What a view reads besides its posts: one statement per kind (statements of SQLite cost no round trip). */
+  async viewLinks(q: ViewLinksQuery): Promise<ViewLinks> {
+    const related = (this.related ??= { terms: new SqliteTerms(this.db), media: new SqliteMedia(this.db) });
+    const linked = <T extends VenueRecord | OrganizerRecord>(type: 'venue' | 'organizer', ids: number[], fromRow: (r: Row) => T) =>
+      new Map(ids.length === 0 ? [] : this.stmts.linked[type].all({ ids: JSON.stringify([...new Set(ids)]), lang: q.lang }).map((r) => [r.id as number, fromRow(r)]));
+    const venues = linked('venue', q.venueIds, venueFromRow);
+    const organizers = linked('organizer', q.organizerIds, organizerFromRow);
+    const linkedRecords = [...venues.values(), ...organizers.values()];
+
+    const groups = [...q.groups.event, ...q.groups.venue, ...q.groups.organizer, ...linkedRecords.map((r) => r.translationGroup)];
+    const rows = groups.length === 0 ? [] : this.stmts.members.all({ groups: JSON.stringify([...new Set(groups)]) });
+    const members: ViewLinks['members'] = {
+      event: groupMembers('event', rows.filter((r) => r.type === 'event')),
+      venue: groupMembers('venue', rows.filter((r) => r.type === 'venue')),
+      organizer: groupMembers('organizer', rows.filter((r) => r.type === 'organizer')),
+    };
+
+    const media = await related.media.findMany([...q.imageIds, ...linkedRecords.map((r) => r.imageId)].filter(Boolean));
+    return { venues, organizers, members, terms: await related.terms.withTranslations(q.termIds, q.lang), media };
   }
 
   /** Inserts a record with its details and links; returns the new id. */

@@ -35,6 +35,11 @@ export class SqliteTerms implements TermsRepository {
     this.stmts = {
       byId: db.prepare<{ id: number; now: string }, TermRow>(`SELECT t.*, ${COUNT} AS count FROM terms t WHERE t.id = @id`),
       byIds: db.prepare<{ ids: string; now: string }, TermRow>(`SELECT t.*, ${COUNT} AS count FROM terms t WHERE t.id IN (SELECT value FROM json_each(@ids))`),
+      // the terms asked for and the terms of their translation groups in a language (unique per group)
+      withTranslations: db.prepare<{ ids: string; lang: string; now: string }, TermRow>(`SELECT t.*, ${COUNT} AS count FROM terms t WHERE t.id IN (
+        SELECT value FROM json_each(@ids)
+        UNION SELECT s.id FROM terms a JOIN terms s ON s.taxonomy = a.taxonomy AND s.translation_group = a.translation_group AND s.lang = @lang
+        WHERE a.id IN (SELECT value FROM json_each(@ids)))`),
       descendants: db.prepare<{ ids: string }, { id: number }>(
         `WITH RECURSIVE down(id, depth) AS (SELECT value, 0 FROM json_each(@ids)
            UNION SELECT t.id, down.depth + 1 FROM terms t JOIN down ON t.parent_id = down.id WHERE down.depth < 64)
@@ -92,6 +97,12 @@ export class SqliteTerms implements TermsRepository {
   async findMany(ids: number[]): Promise<TermRecord[]> {
     if (ids.length === 0) return [];
     return this.stmts.byIds.all({ ids: JSON.stringify([...new Set(ids)]), now: nowUtc() }).map(toTerm);
+  }
+
+  /** The terms asked for, and the terms of their translation groups in a language (for PostsRepository.viewLinks). */
+  async withTranslations(ids: number[], lang: Lang): Promise<Map<number, TermRecord>> {
+    if (ids.length === 0) return new Map();
+    return new Map(this.stmts.withTranslations.all({ ids: JSON.stringify([...new Set(ids)]), lang, now: nowUtc() }).map((r) => [r.id, toTerm(r)]));
   }
 
   /**

@@ -1,0 +1,96 @@
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NS, TestServer } from './helpers/server.js';
+
+/**
+ * The view of a page of posts reads what its records need (linked venues and organizers, their translations, terms,
+ * images) a kind at a time, never a record at a time: on PostgreSQL each statement is a round trip. Counted here are
+ * the statements the server runs while it answers (SQLite: executions of prepared statements; PostgreSQL: queries
+ * sent), with the response cache off so that every answer is computed.
+ */
+
+let s: TestServer;
+let counting = false;
+let statements = 0;
+const restore: (() => void)[] = [];
+
+/** Wraps a method of a prototype so each call made while `counting` is counted. */
+function countCalls(prototype: Record<string, unknown>, names: string[]): void {
+  for (const name of names) {
+    const original = prototype[name] as (...args: unknown[]) => unknown;
+    prototype[name] = function (this: unknown, ...args: unknown[]) {
+      if (counting) statements++;
+      return original.apply(this, args);
+    };
+    restore.push(() => (prototype[name] = original));
+  }
+}
+
+async function statementsOf(path: string): Promise<{ count: number; body: any }> {
+  statements = 0;
+  counting = true;
+  try {
+    const r = await s.raw('GET', `${NS}${path}`);
+    expect(r.status, r.text).toBe(200);
+    return { count: statements, body: r.body };
+  } finally {
+    counting = false;
+  }
+}
+
+beforeAll(async () => {
+  s = await TestServer.start({ cacheBytes: 0 });
+  const create = async (path: string, json: Record<string, unknown>) => {
+    const r = await s.raw('POST', `${NS}${path}`, { as: s.admin, json });
+    expect(r.status, r.text).toBe(201);
+    return r.body as { id: number };
+  };
+  const french = await create('/categories?xlate_language=fr', { name: 'Concerts' });
+  const category = await create('/categories', { name: 'Concerts', translation_of: french.id });
+  for (let i = 1; i <= 6; i++) {
+    const venue = await create('/venues', { venue: `Hall ${i}`, image: `https://cdn.example.test/venue-${i}.png` });
+    await create('/venues?xlate_language=fr', { venue: `Salle ${i}`, translation_of: venue.id });
+    const organizers = [];
+    for (const n of [1, 2]) organizers.push((await create('/organizers', { organizer: `Band ${i}.${n}`, image: `https://cdn.example.test/band-${i}-${n}.png` })).id);
+    await create('/events', {
+      title: `Night ${i}`, start_date: `2031-03-0${i} 20:00:00`, end_date: `2031-03-0${i} 23:00:00`, venue: venue.id, organizer: organizers,
+      categories: [category.id], tags: [`tag ${i}`], image: `https://cdn.example.test/night-${i}.png`,
+    });
+  }
+  countCalls(Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1')) as Record<string, unknown>, ['all', 'get', 'run', 'iterate']);
+  countCalls(pg.Client.prototype as unknown as Record<string, unknown>, ['query']);
+});
+
+afterAll(async () => {
+  for (const undo of restore.splice(0)) undo();
+  await s?.close();
+});
+
+describe('the view of a page of posts', () => {
+  it('runs as many statements for six events with their venues, organizers, terms, images and translations as for one', async () => {
+    const window = 'start_date=2031-03-01&end_date=2031-03-31';
+    const one = await statementsOf(`/events?${window}&per_page=1`);
+    const six = await statementsOf(`/events?${window}&per_page=6`);
+    expect(one.body.events).toHaveLength(1);
+    expect(six.body.events).toHaveLength(6);
+    for (const event of six.body.events) {
+      expect(event.image).toMatchObject({ extension: 'png' });
+      expect(event.venue.image).toMatchObject({ extension: 'png' });
+      expect(event.organizer.map((o: any) => o.image.extension)).toEqual(['png', 'png']);
+      expect(event.venue.translations).toHaveProperty('fr');
+    }
+    expect(one.count).toBeGreaterThan(0);
+    expect(six.count).toBe(one.count);
+  });
+
+  it('reads the translations that stand in for linked records and terms in the same statements', async () => {
+    const [first] = (await statementsOf('/events?start_date=2031-03-01&end_date=2031-03-31')).body.events;
+    const english = await statementsOf(`/events/${first.id}`);
+    const french = await statementsOf(`/events/${first.id}?xlate_language=fr`);
+    expect(english.body.venue.venue).toMatch(/^Hall /);
+    expect(french.body.venue.venue).toMatch(/^Salle /);
+    expect(french.body.categories[0].id).not.toBe(english.body.categories[0].id);
+    expect(french.count).toBe(english.count);
+  });
+});
