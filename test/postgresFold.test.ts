@@ -202,6 +202,9 @@ describe('migration 0010 on PostgreSQL', () => {
     const url = new URL(inject('postgresUrl'));
     url.pathname = `/${name}`;
     const pool = new pg.Pool({ connectionString: url.href, max: 2 });
+    // dropping the database at the end may reach a connection the pool is still closing: PostgreSQL's farewell to it
+    // is expected then, not a failure
+    pool.on('error', () => undefined);
     try {
       const migrations = loadMigrations(postgresMigrationsDir);
       await migratePostgres(pool, migrations.slice(0, 9));
