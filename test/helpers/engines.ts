@@ -45,7 +45,11 @@ export async function testDatabase(path: string): Promise<TestDatabase> {
 const pools = new Map<string, pg.Pool>();
 const poolOf = (url: string): pg.Pool => {
   let pool = pools.get(url);
-  if (!pool) pools.set(url, (pool = new pg.Pool({ connectionString: url, max: 2, idleTimeoutMillis: 5_000 })));
+  if (!pool) {
+    pools.set(url, (pool = new pg.Pool({ connectionString: url, max: 2, idleTimeoutMillis: 5_000 })));
+    // a connection still closing when its database is dropped hears PostgreSQL's farewell: expected, not a failure
+    pool.on('error', () => undefined);
+  }
   return pool;
 };
 async function endPool(url: string): Promise<void> {
