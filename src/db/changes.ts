@@ -234,7 +234,12 @@ const posts: Rules<PostsRepository, Repositories> = {
   explainLinkedList: { reads: none },
   insert: { after: async (_, id, repos) => postChange((await repos.posts.findById(id))!, null) },
   insertAs: { after: async ([id], _, repos) => postChange((await repos.posts.findById(id))!, null) },
-  setTranslationGroup: { before: async ([id, group], repos) => [...postChange({ ...(await repos.posts.findById(id))!, translationGroup: group }, await repos.posts.findById(id))] },
+  setTranslationGroup: {
+    before: async ([id, group], repos) => {
+      const current = (await repos.posts.findById(id))!;
+      return postChange({ ...current, translationGroup: group }, current);
+    },
+  },
   update: { before: async ([record], repos) => postChange(record, await repos.posts.findById(record.id)) },
   // links of other records move (events lose the venue): everything
   unlinkFromEvents: { before: () => [EVERYTHING] },
@@ -300,27 +305,37 @@ const media: Rules<MediaRepository, Repositories> = {
 const RULES = { posts, terms, users, media } as const;
 type RepoName = keyof typeof RULES;
 
+/** A recording view of one repository: the repository it calls, and where the reads of this unit of work go. */
+interface ReadView {
+  target: Record<string, Method>;
+  reads: ReadSet;
+}
+
+/**
+ * The methods of each repository's recording view, built once: a read then costs one small object per repository,
+ * not a closure per method.
+ */
+const READ_VIEWS = Object.fromEntries((Object.keys(RULES) as RepoName[]).map((name) => {
+  const methods: Record<string, (this: ReadView, ...args: never[]) => Promise<unknown>> = {};
+  for (const [method, rule] of Object.entries(RULES[name] as Record<string, Rule<Method, Repositories>>)) {
+    methods[method] = 'reads' in rule
+      ? async function (this: ReadView, ...args: never[]) {
+          const result = await this.target[method]!(...args);
+          this.reads.add(rule.reads(args as never, result as never));
+          return result;
+        }
+      : function (this: ReadView, ...args: never[]) {
+          this.reads.unknown = true; // a write in a read: nothing about it belongs in a cache
+          return this.target[method]!(...args);
+        };
+  }
+  return [name, methods];
+})) as Record<RepoName, object>;
+
 /** The repositories of a read, recording what each call reads into `reads`. */
 export function recordingReads(repos: Repositories, reads: ReadSet): Repositories {
-  const wrapped = {} as Record<RepoName, unknown>;
-  for (const name of Object.keys(RULES) as RepoName[]) {
-    const target = repos[name] as unknown as Record<string, Method>;
-    const view = Object.create(target) as Record<string, Method>;
-    for (const [method, rule] of Object.entries(RULES[name] as Record<string, Rule<Method, Repositories>>)) {
-      view[method] = 'reads' in rule
-        ? async (...args: never[]) => {
-            const result = await target[method]!(...args);
-            reads.add(rule.reads(args as never, result as never));
-            return result;
-          }
-        : (...args: never[]) => {
-            reads.unknown = true; // a write in a read: nothing about it belongs in a cache
-            return target[method]!(...args);
-          };
-    }
-    wrapped[name] = view;
-  }
-  return wrapped as unknown as Repositories;
+  const view = (name: RepoName) => Object.assign(Object.create(READ_VIEWS[name]) as object, { target: repos[name], reads });
+  return { posts: view('posts'), terms: view('terms'), users: view('users'), media: view('media') } as unknown as Repositories;
 }
 
 /** The repositories of a write, recording what each call changes into `changes`. */

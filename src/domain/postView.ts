@@ -67,17 +67,15 @@ const isEmpty = (value: unknown) =>
   value === '' || value === '0' || value === 0 || value === false || value === null || value === undefined || (Array.isArray(value) && value.length === 0);
 
 /**
- * The keys of `parts` in order, without the empty values a venue or organizer record never shows (`""`, `"0"`, `0`,
+ * The keys of `full` in order, without the empty values a venue or organizer record never shows (`""`, `"0"`, `0`,
  * `false`, `[]`, null) unless `keep` names them. Built afresh rather than by deleting keys: an object that lost keys
  * becomes a slow dictionary for V8, to fill and to serialise.
  */
-function withoutEmpty(parts: Wire[], keep: ReadonlySet<string>): Wire {
+function withoutEmpty(full: Wire, keep: ReadonlySet<string>): Wire {
   const wire: Wire = {};
-  for (const part of parts) {
-    for (const key in part) {
-      const value = part[key];
-      if (keep.has(key) || !isEmpty(value)) wire[key] = value;
-    }
+  for (const key in full) {
+    const value = full[key];
+    if (keep.has(key) || !isEmpty(value)) wire[key] = value;
   }
   return wire;
 }
@@ -198,7 +196,7 @@ export class PostView {
       full.json_ld = options.single ? this.personJsonLd(record, links.media) : null;
     }
     Object.assign(full, { global_id, global_id_lineage });
-    const wire = withoutEmpty([full], KEEP_EMPTY[record.type]);
+    const wire = withoutEmpty(full, KEEP_EMPTY[record.type]);
     wire.lang = record.lang;
     wire.translations = this.translationsOf(record, links);
     return this.isOpen(record, options) ? wire : blank(record.type, wire);
