@@ -25,6 +25,12 @@ export interface PoolOptions {
   connectTimeoutMs?: number;
   /** The longest any one statement may run before PostgreSQL cancels it (a request never hangs). */
   statementTimeoutMs?: number;
+  /**
+   * Plan each prepared statement once per connection, whatever its values (`plan_cache_mode=force_generic_plan`):
+   * for statements that read by key, whose best plan never depends on the values. Left to PostgreSQL's choice, a
+   * statement taking a list of ids is planned afresh on every call (about 1 ms for the view's links).
+   */
+  genericPlans?: boolean;
 }
 
 /**
@@ -40,11 +46,22 @@ export function openPool(url: string, options: PoolOptions, onError: (err: Error
     statement_timeout: options.statementTimeoutMs ?? 30_000,
     idle_in_transaction_session_timeout: 60_000,
     application_name: 'almanac',
+    ...(options.genericPlans ? { options: '-c plan_cache_mode=force_generic_plan' } : {}),
     types: TYPES,
   });
   // an idle connection that breaks emits here; without a listener Node would end the process
   pool.on('error', onError);
   return pool;
+}
+
+/**
+ * How a process shares its connections (ALMANAC_DB_POOL) between its two pools: statements by key and writes, and
+ * list statements, planned for their values on every call. A third for lists, at least one each: costly lists
+ * queue among themselves and never hold every connection a read by id needs.
+ */
+export function splitPool(total: number): { keys: number; lists: number } {
+  const lists = Math.max(1, Math.ceil(total / 3));
+  return { keys: Math.max(1, total - lists), lists };
 }
 
 /** SQLSTATE classes and codes that mean "the database, not the request": connection lost, shutting down, overloaded. */

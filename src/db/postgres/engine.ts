@@ -4,7 +4,7 @@ import type { Engine, Repositories, WriteUnit } from '../engine.js';
 import { ChangeSet, MAX_CHANGES_READ, recordingReads, recordingWrites, type ChangeTracker, type LoggedChange, type ReadSet } from '../changes.js';
 import { GenerationTracker, readChanges, utcNowWire } from '../generation.js';
 import { PostgresLockout } from './authFailures.js';
-import { classify, openPool, type Queryable } from './connection.js';
+import { classify, openPool, splitPool, type Queryable } from './connection.js';
 import { CoalescedReader } from './generation.js';
 import { PostgresGroupCommit } from './groupCommit.js';
 import { PostgresMedia } from './media.js';
@@ -15,15 +15,18 @@ import { PostgresTerms } from './terms.js';
 import { PostgresUsers } from './users.js';
 
 export interface PostgresOptions {
-  /** Connections this process may hold (ALMANAC_DB_POOL). */
+  /** Connections this process may hold (ALMANAC_DB_POOL), shared between its two pools by `splitPool`. */
   pool: number;
   /** The most (address, account) pairs the lock-out keeps (ALMANAC_AUTH_TRACKED_PAIRS). */
   trackedPairs?: number;
 }
 
-/** The repositories of a pool (reads, bookkeeping) or of one transaction's connection (writes). */
-export function repositoriesOf(db: Queryable): Repositories {
-  return { posts: new PostgresPosts(db), terms: new PostgresTerms(db), users: new PostgresUsers(db), media: new PostgresMedia(db) };
+/**
+ * The repositories of the pools (reads, bookkeeping: statements by key on `db`, lists on `lists`) or of one
+ * transaction's connection (writes: both the same).
+ */
+export function repositoriesOf(db: Queryable, lists: Queryable = db): Repositories {
+  return { posts: new PostgresPosts(db, lists), terms: new PostgresTerms(db, lists), users: new PostgresUsers(db), media: new PostgresMedia(db) };
 }
 
 /** Change log rows older than this are pruned (a node that missed that many changes starts its caches afresh). */
@@ -46,8 +49,8 @@ export class PostgresEngine implements Engine {
   private closed = false;
   readonly lockout: PostgresLockout;
 
-  private constructor(private readonly pool: pg.Pool, readonly applied: number[], trackedPairs: number) {
-    this.repos = repositoriesOf(pool);
+  private constructor(private readonly pool: pg.Pool, private readonly lists: pg.Pool, readonly applied: number[], trackedPairs: number) {
+    this.repos = repositoriesOf(pool, lists);
     this.lockout = new PostgresLockout(pool, trackedPairs);
     let pruned = 0;
     this.group = new PostgresGroupCommit(pool, (changes) => {
@@ -77,14 +80,20 @@ export class PostgresEngine implements Engine {
     });
   }
 
-  /** Connects (the pool connects lazily) and brings the database to the newest schema. */
+  /**
+   * Connects (the pools connect lazily) and brings the database to the newest schema. Two pools: statements of
+   * fixed text (reads by key, writes, the generation), each planned once per connection, and list statements, each
+   * planned for its values (see `named`).
+   */
   static async open(url: string, options: PostgresOptions): Promise<PostgresEngine> {
-    const pool = openPool(url, { max: options.pool }, () => undefined);
+    const size = splitPool(options.pool);
+    const pool = openPool(url, { max: size.keys, genericPlans: true }, () => undefined);
+    const lists = openPool(url, { max: size.lists }, () => undefined);
     try {
       const applied = await migratePostgres(pool);
-      return new PostgresEngine(pool, applied, options.trackedPairs ?? 100_000);
+      return new PostgresEngine(pool, lists, applied, options.trackedPairs ?? 100_000);
     } catch (err) {
-      await pool.end();
+      await Promise.all([pool.end(), lists.end()]);
       throw classify(err);
     }
   }
@@ -139,7 +148,7 @@ export class PostgresEngine implements Engine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.lists.end()]);
   }
 }
 

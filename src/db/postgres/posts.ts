@@ -126,13 +126,20 @@ const VIEW_LINKS = `WITH asked AS (
     (SELECT json_agg(r) FROM (SELECT t.*, ${TERM_COUNT('$9')} AS count FROM terms t WHERE t.id IN (SELECT id FROM shown_terms)) r) AS terms,
     (SELECT json_agg(m) FROM media m WHERE m.id = ANY($5::bigint[]) OR m.id IN (SELECT image_id FROM posts WHERE id IN (SELECT id FROM linked))) AS media`;
 
+/**
+ * A slug's owners in every language: one probe of the unique index (type, lang, slug) per language. Without the
+ * languages named, the index cannot be entered past `type` and every post of the type is read.
+ */
+export const SLUG_LOOKUP = `SELECT id, lang FROM posts WHERE type = $1 AND lang IN (${LANGS.map((l) => `'${l}'`).join(', ')}) AND slug = $2`;
+
 const SAME_NAME = `SELECT id FROM posts WHERE type = $1 AND lang = $2 AND title_key = $3 AND status <> 'trash' ORDER BY id`;
 const INSERT = { event: insertStatement('event'), venue: insertStatement('venue'), organizer: insertStatement('organizer') };
 const UPDATE_POST = `UPDATE posts SET ${PG_POST_COLUMNS.map((c, i) => `${c} = $${i + 2}`).join(', ')} WHERE id = $1`;
 
 /** Events, venues and organizers on PostgreSQL: the same records and rules as the SQLite engine's repository. */
 export class PostgresPosts implements PostsRepository {
-  constructor(private readonly db: Queryable) {}
+  /** `lists`: where list statements go (the lists pool, or the same transaction's connection as `db`). */
+  constructor(private readonly db: Queryable, private readonly lists: Queryable = db) {}
 
   async typeOf(id: number): Promise<PostType | null> {
     const rows = await query<{ type: PostType }>(this.db, 'SELECT type FROM posts WHERE id = $1', [id]);
@@ -151,7 +158,7 @@ export class PostgresPosts implements PostsRepository {
   async resolveSlug(type: PostType, raw: string, preferred: Lang): Promise<number | null> {
     const slug = slugForQuery(raw);
     if (!slug) return null;
-    const rows = await query<{ id: number; lang: Lang }>(this.db, 'SELECT id, lang FROM posts WHERE type = $1 AND slug = $2', [type, slug]);
+    const rows = await query<{ id: number; lang: Lang }>(this.db, SLUG_LOOKUP, [type, slug]);
     for (const lang of [preferred, ...LANGS.filter((l) => l !== preferred)]) {
       const found = rows.find((r) => r.lang === lang);
       if (found) return found.id;
@@ -175,6 +182,12 @@ export class PostgresPosts implements PostsRepository {
   async slugOwner(type: PostType, lang: Lang, slug: string): Promise<number | null> {
     const rows = await query<{ id: number }>(this.db, 'SELECT id FROM posts WHERE type = $1 AND lang = $2 AND slug = $3', [type, lang, slug]);
     return rows[0]?.id ?? null;
+  }
+
+  async numberedSlugs(type: PostType, lang: Lang, slug: string): Promise<{ id: number; slug: string }[]> {
+    // ':' follows '9' in slugs' collation, "C" (migration 0001)
+    return query<{ id: number; slug: string }>(this.db, 'SELECT id, slug FROM posts WHERE type = $1 AND lang = $2 AND slug >= $3 AND slug < $4',
+      [type, lang, `${slug}-0`, `${slug}-:`]);
   }
 
   /** Through posts_by_title_key (migration 0010): keys computed by `collationKey` when the records were written. */
@@ -246,8 +259,8 @@ export class PostgresPosts implements PostsRepository {
 
   async listChanges(q: ChangesQuery): Promise<{ changes: Change[]; total: number }> {
     const sql = changesSql(q);
-    const rows = await named<{ id: number; changed_utc: string; changed_local: string | null; readable: boolean; removed: boolean }>(this.db, sql.page, sql.params);
-    const [count] = await named<{ total: number }>(this.db, sql.count, sql.countParams);
+    const rows = await named<{ id: number; changed_utc: string; changed_local: string | null; readable: boolean; removed: boolean }>(this.lists, sql.page, sql.params);
+    const [count] = await named<{ total: number }>(this.lists, sql.count, sql.countParams);
     return {
       changes: rows.map((r) => ({ id: r.id, changedUtc: r.changed_utc, changedLocal: r.changed_local, readable: r.readable, removed: r.removed })),
       total: count!.total,
@@ -305,15 +318,15 @@ export class PostgresPosts implements PostsRepository {
   }
 
   private async run(sql: ListSql, limit: number, offset: number): Promise<{ ids: number[]; total: number }> {
-    const ids = (await named<{ id: number }>(this.db, sql.page, { ...sql.params, limit, offset })).map((r) => r.id);
-    const [count] = await named<{ total: number }>(this.db, sql.count, sql.params);
+    const ids = (await named<{ id: number }>(this.lists, sql.page, { ...sql.params, limit, offset })).map((r) => r.id);
+    const [count] = await named<{ total: number }>(this.lists, sql.count, sql.params);
     return { ids, total: count!.total };
   }
 
   private async explain(sql: ListSql): Promise<string[]> {
     const lines: string[] = [];
     for (const statement of [sql.page, sql.count]) {
-      const rows = await named<{ 'QUERY PLAN': string }>(this.db, `EXPLAIN ${statement}`, { ...sql.params, limit: 10, offset: 0 });
+      const rows = await named<{ 'QUERY PLAN': string }>(this.lists, `EXPLAIN ${statement}`, { ...sql.params, limit: 10, offset: 0 });
       lines.push(...rows.map((r) => r['QUERY PLAN']));
     }
     return lines;

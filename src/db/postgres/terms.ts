@@ -46,7 +46,8 @@ const keysOf = (name: string): [nameKey: string, searchName: string] => [collati
 
 /** Event categories and tags on PostgreSQL: the same records and rules as the SQLite engine's repository. */
 export class PostgresTerms implements TermsRepository {
-  constructor(private readonly db: Queryable) {}
+  /** `lists`: where list statements go (the lists pool, or the same transaction's connection as `db`). */
+  constructor(private readonly db: Queryable, private readonly lists: Queryable = db) {}
 
   async findById(id: number): Promise<TermRecord | null> {
     const rows = await query<TermRow>(this.db, `SELECT t.*, ${COUNT_AT_2} AS count FROM terms t WHERE t.id = $1`, [id, utcNowWire()]);
@@ -124,8 +125,8 @@ export class PostgresTerms implements TermsRepository {
       eventId: q.event && !q.event.linksHidden ? q.event.id : undefined, slug: q.slug === undefined ? undefined : slugify(q.slug),
     };
     const orderBy = q.orderBy === 'include' && !q.include ? ORDER.name : ORDER[q.orderBy];
-    const rows = await named<TermRow>(this.db, `${base} ORDER BY ${orderBy} ${direction}, id ${direction} LIMIT @limit OFFSET @offset`, params);
-    const [count] = await named<{ total: number }>(this.db, `SELECT COUNT(*) AS total FROM (${base}) AS counted`, params);
+    const rows = await named<TermRow>(this.lists, `${base} ORDER BY ${orderBy} ${direction}, id ${direction} LIMIT @limit OFFSET @offset`, params);
+    const [count] = await named<{ total: number }>(this.lists, `SELECT COUNT(*) AS total FROM (${base}) AS counted`, params);
     return { items: rows.map(termFromRow), total: count!.total };
   }
 

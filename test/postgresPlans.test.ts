@@ -1,0 +1,105 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPool, splitPool } from '../src/db/postgres/connection.js';
+import { PostgresEngine } from '../src/db/postgres/engine.js';
+import { SLUG_LOOKUP } from '../src/db/postgres/posts.js';
+import { named, query } from '../src/db/postgres/sql.js';
+import type { LinkedListQuery } from '../src/db/records.js';
+import { seed } from '../src/db/seed.js';
+import { protectedAccess } from '../src/domain/postRules.js';
+import { testDatabase, type TestDatabase } from './helpers/engines.js';
+
+/**
+ * How PostgreSQL plans Almanac's statements, on a calendar of a realistic size: reads by key enter their index by
+ * every column they know, each statement of fixed text is planned once per connection, and list statements are
+ * planned for their values on every call.
+ */
+let dir: string;
+let database: TestDatabase;
+let engine: PostgresEngine;
+let admin: pg.Client;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'almanac-pgplans-'));
+  database = await testDatabase(join(dir, 'unused.sqlite'));
+  engine = await PostgresEngine.open(database.url!, { pool: 3 });
+  await seed(engine, { events: 10_000 }); // analyzed by seed: plans chosen from real statistics
+  admin = new pg.Client({ connectionString: database.url! });
+  await admin.connect();
+}, 120_000);
+afterAll(async () => {
+  await admin?.end();
+  await engine?.close();
+  await database?.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The buffers a statement touched, from EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) with its values. */
+async function buffersOf(statement: string, values: unknown[]): Promise<{ plan: string; buffers: number }> {
+  const [row] = (await admin.query<{ 'QUERY PLAN': [{ Plan: Record<string, unknown> }] }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${statement}`, values)).rows;
+  const plan = row!['QUERY PLAN'][0]!.Plan;
+  return { plan: JSON.stringify(plan), buffers: (plan['Shared Hit Blocks'] as number) + (plan['Shared Read Blocks'] as number) };
+}
+
+describe('reads by key on PostgreSQL', () => {
+  it('find a slug by probing the unique index once per language, not by reading every event', async () => {
+    const [{ slug }] = (await admin.query<{ slug: string }>(`SELECT slug FROM posts WHERE type = 'event' ORDER BY id DESC LIMIT 1`)).rows as [{ slug: string }];
+    const { plan, buffers } = await buffersOf(SLUG_LOOKUP, ['event', slug]);
+    expect(plan).toMatch(/"Index Name":"posts_slug"/);
+    expect(plan).toMatch(/lang = ANY/);
+    // three descents of the index; asked by (type, slug) alone it read every event's entry (87 pages here)
+    expect(buffers).toBeLessThan(20);
+  });
+});
+
+describe('counts of venues and organizers on PostgreSQL', () => {
+  const venues = (extra: Partial<LinkedListQuery> = {}): LinkedListQuery => ({
+    type: 'venue', lang: 'en', nowUtc: '2026-11-23 00:00:00', nowLocal: '2026-11-23 00:00:00', statuses: ['publish'], viewer: { kind: 'public' },
+    eventViewer: { kind: 'public' }, access: protectedAccess(null, undefined), limit: 10, offset: 0, ...extra,
+  });
+  it('count the posts of the type off their listing index, not every post joined by id', async () => {
+    const plan = (await engine.read((repos) => repos.posts.explainLinkedList(venues()))).join('\n');
+    const count = plan.slice(plan.lastIndexOf('Aggregate'));
+    expect(count).toMatch(/Index Cond: \(\(type = 'venue'::text\) AND \(lang = 'en'::text\)/);
+    expect(count).not.toMatch(/posts_pkey|Join/);
+  });
+  it('count as many as the page lists, with and without a filter on the details', async () => {
+    for (const q of [venues(), venues({ words: ['a'] }), venues({ hasEvents: true })]) {
+      const all = await engine.read((repos) => repos.posts.listLinked({ ...q, limit: 500 }));
+      expect(all.total).toBe(all.ids.length);
+      expect(all.total).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('plans kept on PostgreSQL', () => {
+  it('plan each statement of fixed text once per connection of the pool by key, whatever its values', async () => {
+    const pool = openPool(database.url!, { max: 1, genericPlans: true }, () => undefined);
+    try {
+      const ids = (await admin.query<{ id: number }>(`SELECT id FROM posts WHERE type = 'event' ORDER BY id LIMIT 8`)).rows.map((r) => Number(r.id));
+      for (const [i, id] of ids.entries()) await query(pool, 'SELECT id FROM posts WHERE id = ANY($1::bigint[])', [ids.slice(0, i + 1).concat(id)]);
+      const [kept] = await query<{ generic_plans: number; custom_plans: number }>(pool,
+        `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE 'SELECT id FROM posts WHERE id = ANY%'`);
+      expect(kept).toEqual({ generic_plans: ids.length, custom_plans: 0 });
+    } finally {
+      await pool.end();
+    }
+  });
+  it('plan a list statement for its values on every call: none is kept as a prepared statement', async () => {
+    const pool = openPool(database.url!, { max: 1 }, () => undefined);
+    try {
+      for (let i = 0; i < 8; i++) await named(pool, 'SELECT COUNT(*) AS total FROM posts WHERE search_text LIKE @word', { word: `%word ${i}%` });
+      expect(await query(pool, `SELECT name FROM pg_prepared_statements WHERE statement NOT LIKE '%pg_prepared_statements%'`, [])).toEqual([]);
+    } finally {
+      await pool.end();
+    }
+  });
+  it('share a process\'s connections between the pools, at least one each', () => {
+    expect(splitPool(10)).toEqual({ keys: 6, lists: 4 });
+    expect(splitPool(3)).toEqual({ keys: 2, lists: 1 });
+    expect(splitPool(1)).toEqual({ keys: 1, lists: 1 });
+  });
+});
