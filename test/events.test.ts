@@ -80,6 +80,17 @@ describe('creating and reading events', () => {
     expect((await post(`/events/${b.id}`, { slug: 'same-title' })).body.slug).toBe('same-title-2'); // its own slug is free for it, as in WordPress
     expect((await post(`/events/${b.id}`, { slug: 'Own Slug!' })).body.slug).toBe('own-slug');
   });
+
+  it('numbers a taken slug with the first free number, as WordPress does, whatever other slugs begin alike', async () => {
+    const yoga = async () => (await event({ title: 'Morning yoga' })).body;
+    const [a, b, c] = [await yoga(), await yoga(), await yoga()];
+    expect([a.slug, b.slug, c.slug]).toEqual(['morning-yoga', 'morning-yoga-2', 'morning-yoga-3']);
+    for (const slug of ['morning-yoga-5', 'morning-yoga-2-b', 'morning-yoga-x', 'morning-yoga-40']) expect((await event({ title: 'Other', slug })).body.slug).toBe(slug);
+    expect((await post(`/events/${b.id}`, { slug: 'moved' })).body.slug).toBe('moved');
+    expect([(await yoga()).slug, (await yoga()).slug, (await yoga()).slug]).toEqual(['morning-yoga-2', 'morning-yoga-4', 'morning-yoga-6']);
+    // a record asking for a slug its own numbered one stands in for keeps it
+    expect((await post(`/events/${c.id}`, { slug: 'morning-yoga' })).body.slug).toBe('morning-yoga-3');
+  });
 });
 
 describe('dates and timezones', () => {

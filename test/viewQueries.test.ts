@@ -27,12 +27,12 @@ function countCalls(prototype: Record<string, unknown>, names: string[]): void {
   }
 }
 
-async function statementsOf(path: string): Promise<{ count: number; body: any }> {
+async function statementsOf(path: string, json?: Record<string, unknown>): Promise<{ count: number; body: any }> {
   statements = 0;
   counting = true;
   try {
-    const r = await s.raw('GET', `${NS}${path}`);
-    expect(r.status, r.text).toBe(200);
+    const r = json ? await s.raw('POST', `${NS}${path}`, { as: s.admin, json }) : await s.raw('GET', `${NS}${path}`);
+    expect(r.status, r.text).toBe(json ? 201 : 200);
     return { count: statements, body: r.body };
   } finally {
     counting = false;
@@ -92,5 +92,17 @@ describe('the view of a page of posts', () => {
     expect(french.body.venue.venue).toMatch(/^Salle /);
     expect(french.body.categories[0].id).not.toBe(english.body.categories[0].id);
     expect(french.count).toBe(english.count);
+  });
+});
+
+describe('a new record', () => {
+  it('finds its slug in as many statements beside thirty namesakes as beside one', async () => {
+    const yoga = { title: 'Weekly yoga', start_date: '2031-04-01 08:00:00', end_date: '2031-04-01 09:00:00' };
+    await statementsOf('/events', yoga);
+    const second = await statementsOf('/events', yoga);
+    for (let i = 3; i <= 30; i++) await statementsOf('/events', yoga);
+    const last = await statementsOf('/events', yoga);
+    expect([second.body.slug, last.body.slug]).toEqual(['weekly-yoga-2', 'weekly-yoga-31']);
+    expect(last.count).toBe(second.count);
   });
 });

@@ -219,6 +219,7 @@ const posts: Rules<PostsRepository, Repositories> = {
   findMany: { reads: ([, ids]) => ids.map(tag.post) },
   resolveSlug: { reads: ([type]) => [tag.posts(type)] },
   slugOwner: { reads: ([type]) => [tag.posts(type)] },
+  numberedSlugs: { reads: ([type]) => [tag.posts(type)] },
   sameName: { reads: ([type]) => [tag.posts(type)] },
   explainSameName: { reads: none },
   translations: { reads: ([, groups]) => groups.map(tag.postGroup) },

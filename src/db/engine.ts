@@ -55,6 +55,11 @@ export interface PostsRepository {
   resolveSlug(type: PostType, raw: string, preferred: Lang): Promise<number | null>;
   slugOwner(type: PostType, lang: Lang, slug: string): Promise<number | null>;
   /**
+   * The slugs of the type and language that continue `slug` with `-` and a digit (`slug-2`, `slug-10`, `slug-3-b`),
+   * with their owners: one range of the slug index, where slugs compare as bytes.
+   */
+  numberedSlugs(type: PostType, lang: Lang, slug: string): Promise<{ id: number; slug: string }[]>;
+  /**
    * Non-trashed venues or organizers of a language whose title WordPress's collation finds equal (`collationKey`:
    * case and accents ignored, `ß` = `ss`), oldest first, through the index of title keys.
    */

@@ -355,14 +355,17 @@ export class PostService {
     return target.id;
   }
 
-  /** `slug` made unique among records of the type and language (`-2`, `-3`, …), ignoring the record itself. */
+  /**
+   * `slug` made unique among records of the type and language, ignoring the record itself: as WordPress does, the
+   * slug itself when free, else the first free of `-2`, `-3`, … The taken ones are read in one statement, so the
+   * hundredth "Weekly yoga" costs what the first did.
+   */
   private async uniqueSlug(type: PostType, lang: PostBase['lang'], slug: string, self: number | null): Promise<string> {
-    const free = async (s: string) => {
-      const owner = await this.repos.posts.slugOwner(type, lang, s);
-      return owner === null || owner === self;
-    };
-    if (await free(slug)) return slug;
-    for (let n = 2; ; n++) if (await free(`${slug}-${n}`)) return `${slug}-${n}`;
+    const owner = await this.repos.posts.slugOwner(type, lang, slug);
+    if (owner === null || owner === self) return slug;
+    const taken = new Set<string>();
+    for (const numbered of await this.repos.posts.numberedSlugs(type, lang, slug)) if (numbered.id !== self) taken.add(numbered.slug);
+    for (let n = 2; ; n++) if (!taken.has(`${slug}-${n}`)) return `${slug}-${n}`;
   }
 
   /** DESIGN §5 #12: an image is a media record id, or a URL that registers one; `""` removes it. */

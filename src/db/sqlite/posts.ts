@@ -91,6 +91,7 @@ export class SqlitePosts implements PostsRepository {
     this.stmts = {
       typeOf: db.prepare<[number], { type: string }>('SELECT type FROM posts WHERE id = ?'),
       idBySlug: db.prepare<[string, string, string], { id: number }>('SELECT id FROM posts WHERE type = ? AND lang = ? AND slug = ?'),
+      numberedSlugs: db.prepare<[string, string, string, string], { id: number; slug: string }>('SELECT id, slug FROM posts WHERE type = ? AND lang = ? AND slug >= ? AND slug < ?'),
       rows: {
         event: db.prepare<{ ids: string }, Row>('SELECT d.*, p.* FROM posts p JOIN events d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))'),
         venue: db.prepare<{ ids: string }, Row>('SELECT * FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))'),
@@ -187,6 +188,10 @@ export class SqlitePosts implements PostsRepository {
 
   async slugOwner(type: PostType, lang: Lang, slug: string): Promise<number | null> {
     return this.stmts.idBySlug.get(type, lang, slug)?.id ?? null;
+  }
+
+  async numberedSlugs(type: PostType, lang: Lang, slug: string): Promise<{ id: number; slug: string }[]> {
+    return this.stmts.numberedSlugs.all(type, lang, `${slug}-0`, `${slug}-:`); // ':' follows '9' (BINARY collation)
   }
 
   /** Non-trashed venues or organizers of a language whose title WordPress's collation finds equal, oldest first. */
