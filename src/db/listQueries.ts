@@ -22,8 +22,8 @@ export interface ListSql {
 }
 
 export interface SqlDialect {
-  /** A subquery of the ids `ids`, bound as `@name`: `x IN ${ids(...)}`. */
-  ids(params: Params, name: string, ids: number[]): string;
+  /** The condition "`column` is one of `ids`", the list bound as `@name`. */
+  inIds(params: Params, name: string, column: string, ids: number[]): string;
   /** A flag column compared the way the engine's indexes can use (`= 0` on SQLite, `= false` on PostgreSQL). */
   flag(column: string, value: boolean): string;
   /**
@@ -181,15 +181,15 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
     if (narrowed !== null) where.push(narrowed);
     if (clauses.length) where.push(`EXISTS (SELECT 1 FROM posts p WHERE p.id = e.post_id AND ${clauses.join(' AND ')})`);
   }
-  const ids = (name: string, list: number[]) => dialect.ids(params, name, list);
+  const among = (name: string, column: string, list: number[]) => dialect.inIds(params, name, column, list);
   // an event's few links are read and each looked up in the list, rather than the index probed once for every id of
   // the list: one lookup per link, however long the list
   const term = dialect.unindexed('et.term_id');
-  if (q.categoryIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND ${term} IN ${ids('categories', q.categoryIds)})`);
-  if (q.tagIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND ${term} IN ${ids('tags', q.tagIds)})`);
-  if (q.venueIds) where.push(`e.venue_id IN ${ids('venues', q.venueIds)}`);
+  if (q.categoryIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND ${among('categories', term, q.categoryIds)})`);
+  if (q.tagIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND ${among('tags', term, q.tagIds)})`);
+  if (q.venueIds) where.push(among('venues', 'e.venue_id', q.venueIds));
   if (q.organizerIds) {
-    where.push(`EXISTS (SELECT 1 FROM event_organizers eo WHERE eo.event_id = e.post_id AND ${dialect.unindexed('eo.organizer_id')} IN ${ids('organizers', q.organizerIds)})`);
+    where.push(`EXISTS (SELECT 1 FROM event_organizers eo WHERE eo.event_id = e.post_id AND ${among('organizers', dialect.unindexed('eo.organizer_id'), q.organizerIds)})`);
   }
   if (q.featured !== undefined) where.push(dialect.flag('e.featured', q.featured));
   if (q.ticketed !== undefined) where.push(dialect.flag('e.ticketed', q.ticketed));
@@ -197,7 +197,7 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
     params.parent = q.parentId;
     where.push('e.post_id IN (SELECT id FROM posts WHERE parent_id = @parent)');
   }
-  if (q.include) where.push(`e.post_id IN ${ids('include', q.include)}`);
+  if (q.include) where.push(among('include', 'e.post_id', q.include));
   if (q.withoutPassword) where.push(dialect.flag('e.protected', false));
   // the coordinates of a protected venue count only for callers who may open the venue
   const venueOpen = q.geo ? openSql('vp', 'venue', q.access, params, dialect) : null;

@@ -16,9 +16,11 @@ import { named, query } from './sql.js';
 
 /** How PostgreSQL spells what the shared list queries leave to each engine. */
 export const POSTGRES_DIALECT: SqlDialect = {
-  ids(params: Params, name: string, ids: number[]) {
+  // as an array, not a subquery of its elements, which the planner joined as a table of unknown size: counting the
+  // 3,450 events of a quarter in a category of 20,000 took 19 ms that way, 6 ms this way
+  inIds(params: Params, name: string, column: string, ids: number[]) {
     params[name] = ids;
-    return `(SELECT unnest(@${name}::bigint[]))`;
+    return `${column} = ANY(@${name}::bigint[])`;
   },
   flag: (column, value) => `${column} = ${value ? 'true' : 'false'}`,
   // the trigram GIN index of posts.search_text (migration 0008) answers LIKE '%word%' for words of three characters

@@ -36,9 +36,9 @@ function trigramQuery(words: string[]): string | null {
 
 /** How SQLite spells what the shared list queries leave to each engine. */
 export const SQLITE_DIALECT: SqlDialect = {
-  ids(params: Params, name: string, ids: number[]) {
+  inIds(params: Params, name: string, column: string, ids: number[]) {
     params[name] = JSON.stringify(ids);
-    return `(SELECT value FROM json_each(@${name}))`;
+    return `${column} IN (SELECT value FROM json_each(@${name}))`;
   },
   flag: (column, value) => `${column} = ${value ? 1 : 0}`,
   searchIndex(params, words) {
