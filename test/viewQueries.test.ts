@@ -13,27 +13,30 @@ import { NS, TestServer } from './helpers/server.js';
 let s: TestServer;
 let counting = false;
 let statements = 0;
+/** SQLite statements prepared while counting: once per connection each, never per request. */
+let prepared = 0;
 const restore: (() => void)[] = [];
 
 /** Wraps a method of a prototype so each call made while `counting` is counted. */
-function countCalls(prototype: Record<string, unknown>, names: string[]): void {
+function countCalls(prototype: Record<string, unknown>, names: string[], count = () => statements++): void {
   for (const name of names) {
     const original = prototype[name] as (...args: unknown[]) => unknown;
     prototype[name] = function (this: unknown, ...args: unknown[]) {
-      if (counting) statements++;
+      if (counting) count();
       return original.apply(this, args);
     };
     restore.push(() => (prototype[name] = original));
   }
 }
 
-async function statementsOf(path: string, json?: Record<string, unknown>): Promise<{ count: number; body: any }> {
+async function statementsOf(path: string, json?: Record<string, unknown>): Promise<{ count: number; prepared: number; body: any }> {
   statements = 0;
+  prepared = 0;
   counting = true;
   try {
     const r = json ? await s.raw('POST', `${NS}${path}`, { as: s.admin, json }) : await s.raw('GET', `${NS}${path}`);
     expect(r.status, r.text).toBe(json ? 201 : 200);
-    return { count: statements, body: r.body };
+    return { count: statements, prepared, body: r.body };
   } finally {
     counting = false;
   }
@@ -60,6 +63,7 @@ beforeAll(async () => {
   }
   countCalls(Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1')) as Record<string, unknown>, ['all', 'get', 'run', 'iterate']);
   countCalls(pg.Client.prototype as unknown as Record<string, unknown>, ['query']);
+  countCalls(Database.prototype as unknown as Record<string, unknown>, ['prepare'], () => prepared++);
 });
 
 afterAll(async () => {
@@ -104,5 +108,7 @@ describe('a new record', () => {
     const last = await statementsOf('/events', yoga);
     expect([second.body.slug, last.body.slug]).toEqual(['weekly-yoga-2', 'weekly-yoga-31']);
     expect(last.count).toBe(second.count);
+    // and prepares no statement (the view of a written record once prepared every statement of two repositories)
+    expect(last.prepared).toBe(0);
   });
 });

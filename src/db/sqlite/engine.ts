@@ -28,7 +28,9 @@ export interface SqliteOptions {
 
 /** The repositories of one connection (their statements are prepared once, for that connection). */
 export function repositoriesOf(db: Db): Repositories {
-  return { posts: new SqlitePosts(db), terms: new SqliteTerms(db), users: new SqliteUsers(db), media: new SqliteMedia(db) };
+  const terms = new SqliteTerms(db);
+  const media = new SqliteMedia(db);
+  return { posts: new SqlitePosts(db, { terms, media }), terms, users: new SqliteUsers(db), media };
 }
 
 /** Where the read thread's script is: beside this module once built, in dist/ when the sources run under a test runner. */

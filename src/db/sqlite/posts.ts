@@ -79,10 +79,12 @@ const LINKED_IN_LANG = `SELECT value FROM json_each(@ids)
 export class SqlitePosts implements PostsRepository {
   private readonly stmts;
   private readonly lists: StatementCache;
-  /** The terms and images a view reads (`viewLinks`), on this connection: prepared when first asked for. */
-  private related: { terms: SqliteTerms; media: SqliteMedia } | undefined;
-
-  constructor(private readonly db: Db) {
+  /**
+   * `related`: the terms and images a view reads (`viewLinks`), repositories of the same connection. Given, never
+   * made later on `this`: a write's recording view (changes.ts) calls these methods with itself, made anew for each
+   * write, as `this`, so a repository made there on first use was made, with all its statements, for every write.
+   */
+  constructor(private readonly db: Db, private readonly related: { terms: SqliteTerms; media: SqliteMedia } = { terms: new SqliteTerms(db), media: new SqliteMedia(db) }) {
     this.lists = new StatementCache(db);
     const insertDetails = (type: PostType) =>
       db.prepare(`INSERT INTO ${DETAIL_TABLE[type]} (post_id, ${DETAIL_COLUMNS[type].join(', ')}) VALUES (@id, ${DETAIL_COLUMNS[type].map((c) => '@' + c).join(', ')})`);
@@ -217,7 +219,7 @@ export class SqlitePosts implements PostsRepository {
 
   /** What a view reads besides its posts: one statement per kind (statements of SQLite cost no round trip). */
   async viewLinks(q: ViewLinksQuery): Promise<ViewLinks> {
-    const related = (this.related ??= { terms: new SqliteTerms(this.db), media: new SqliteMedia(this.db) });
+    const related = this.related;
     const linked = <T extends VenueRecord | OrganizerRecord>(type: 'venue' | 'organizer', ids: number[], fromRow: (r: Row) => T) =>
       new Map(ids.length === 0 ? [] : this.stmts.linked[type].all({ ids: JSON.stringify([...new Set(ids)]), lang: q.lang }).map((r) => [r.id as number, fromRow(r)]));
     const venues = linked('venue', q.venueIds, venueFromRow);
