@@ -233,7 +233,11 @@ const posts: Rules<PostsRepository, Repositories> = {
   listChanges: { reads: () => [...ALL_POSTS, ...TERM_SHAPES] },
   explainEventList: { reads: none },
   explainLinkedList: { reads: none },
-  insert: { after: async (_, id, repos) => postChange((await repos.posts.findById(id))!, null) },
+  // what the new record holds is what was inserted: only a translation's group is read (one of its translation's)
+  insert: {
+    after: async ([record], id, repos) =>
+      postChange({ ...record, id, translationGroup: record.translationOf === null ? id : (await repos.posts.findById(record.translationOf))!.translationGroup }, null),
+  },
   insertAs: { after: async ([id], _, repos) => postChange((await repos.posts.findById(id))!, null) },
   setTranslationGroup: {
     before: async ([id, group], repos) => {

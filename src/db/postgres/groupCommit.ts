@@ -76,19 +76,21 @@ export class PostgresGroupCommit {
     let broken: unknown = null;
     const alone = batch.length === 1;
     try {
-      // one round trip: a simple query of three statements, the last one's row is the batch's clock
-      const started = (await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK}); SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms`)) as unknown as pg.QueryResult<{ now_ms: number }>[];
+      // one round trip: a simple query of three statements (the third one's row is the batch's clock), and the first
+      // write's savepoint when there are several; each write's savepoint is then released and the next one's taken
+      // in one round trip, and COMMIT releases the last
+      const started = (await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK}); SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms${alone ? '' : '; SAVEPOINT unit'}`)) as unknown as pg.QueryResult<{ now_ms: number }>[];
       const context: BatchContext = { nowMs: Number(started[2]!.rows[0]!.now_ms) };
-      for (const pending of batch) {
-        if (!alone) await client.query('SAVEPOINT unit');
+      for (const [i, pending] of batch.entries()) {
         try {
           const value = await pending.work(client, context);
-          if (!alone) await client.query('RELEASE SAVEPOINT unit');
+          if (!alone && i < batch.length - 1) await client.query('RELEASE SAVEPOINT unit; SAVEPOINT unit');
           outcomes.push({ ok: true, value });
         } catch (error) {
           const classified = classify(error);
           // a lost connection or a full disk ends the whole batch; anything else is this write's own fault
           if (classified !== error) throw classified;
+          // rolled back to, the savepoint stays: the next write runs inside it
           await client.query(alone ? 'ROLLBACK' : 'ROLLBACK TO SAVEPOINT unit');
           outcomes.push({ ok: false, error });
         }
