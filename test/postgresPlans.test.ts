@@ -6,8 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPool, splitPool } from '../src/db/postgres/connection.js';
 import { PostgresEngine } from '../src/db/postgres/engine.js';
 import { SLUG_LOOKUP } from '../src/db/postgres/posts.js';
+import { toWire } from '../src/domain/dates.js';
+import { DateTime } from 'luxon';
 import { named, query } from '../src/db/postgres/sql.js';
-import type { LinkedListQuery } from '../src/db/records.js';
+import { eventListSql } from '../src/db/listQueries.js';
+import { POSTGRES_DIALECT } from '../src/db/postgres/posts.js';
+import type { EventListQuery, LinkedListQuery } from '../src/db/records.js';
 import { seed } from '../src/db/seed.js';
 import { protectedAccess } from '../src/domain/postRules.js';
 import { testDatabase, type TestDatabase } from './helpers/engines.js';
@@ -71,6 +75,34 @@ describe('counts of venues and organizers on PostgreSQL', () => {
       const all = await engine.read((repos) => repos.posts.listLinked({ ...q, limit: 500 }));
       expect(all.total).toBe(all.ids.length);
       expect(all.total).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('event totals on PostgreSQL', () => {
+  it('count the default window from the day totals: a few pages, not every event of two years', async () => {
+    const now = DateTime.utc();
+    const q: EventListQuery = {
+      lang: 'en', nowUtc: toWire(now), statuses: ['publish'], viewer: { kind: 'public' }, access: protectedAccess(null, undefined), limit: 10, offset: 0,
+      bounds: [{ column: 'start', op: '>=', value: toWire(now.minus({ days: 1 }).startOf('day')) }, { column: 'end', op: '<=', value: toWire(now.plus({ months: 24 }).endOf('day').set({ millisecond: 0 })) }],
+    };
+    const sql = eventListSql(q, POSTGRES_DIALECT);
+    const counted = `SELECT COUNT(*) AS total ${sql.page.slice(sql.page.indexOf('FROM events'), sql.page.indexOf('ORDER BY'))}`;
+    const pool = openPool(database.url!, { max: 1 }, () => undefined);
+    try {
+      const run = async (statement: string) => {
+        const [row] = await named<{ total: number }>(pool, statement, sql.params);
+        const [explained] = await named<{ 'QUERY PLAN': [{ Plan: Record<string, number> }] }>(pool, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${statement}`, sql.params);
+        const plan = explained!['QUERY PLAN'][0]!.Plan;
+        return { total: Number(row!.total), buffers: plan['Shared Hit Blocks']! + plan['Shared Read Blocks']! };
+      };
+      const [summed, one] = [await run(sql.count), await run(counted)];
+      expect(summed.total).toBe(one.total);
+      expect(one.total).toBeGreaterThan(5000);
+      // about 70 pages (index descents and the days) against about 250 for 7,000 events, and the gap grows with the window
+      expect(summed.buffers * 3).toBeLessThan(one.buffers);
+    } finally {
+      await pool.end();
     }
   });
 });

@@ -154,7 +154,8 @@ export function linkedSearchTexts(record: Omit<PostRecord, 'id' | 'translationGr
 /** The statements of an event list (GET /events and the iCalendar feed). */
 export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
   const params: Params = { lang: q.lang, now: q.nowUtc };
-  const where = ['e.lang = @lang', dialect.flag('e.hide_from_listings', false), statusSql('e', q.statuses, params), viewerSql('e', q.viewer, params)];
+  const listed = ['e.lang = @lang', dialect.flag('e.hide_from_listings', false), statusSql('e', q.statuses, params), viewerSql('e', q.viewer, params)];
+  const where = [...listed];
   q.bounds.forEach((b, i) => {
     params[`b${i}`] = b.value;
     where.push(`e.${b.column}_local ${b.op} @b${i}`);
@@ -222,7 +223,65 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
   }
   const filter = `FROM events e WHERE ${where.join(' AND ')}`;
   const order = q.include ? 'e.date_utc, e.post_id' : 'e.start_local, e.date_utc, e.post_id';
-  return { page: `SELECT e.post_id AS id ${filter} ORDER BY ${order} LIMIT @limit OFFSET @offset`, count: `SELECT COUNT(*) AS total ${filter}`, params };
+  const count = summedTotal(q, listed, params, dialect) ?? `SELECT COUNT(*) AS total ${filter}`;
+  return { page: `SELECT e.post_id AS id ${filter} ORDER BY ${order} LIMIT @limit OFFSET @offset`, count, params };
+}
+
+const WIRE_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
+/** The day after a `YYYY-MM-DD` day. */
+const nextDay = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+
+/**
+ * The total of a public event list bounded by dates alone (the default list, a month's view), from the day totals
+ * (`event_days`, migration 0014: listed events per language and day of their start, published or scheduled): the
+ * window's inside days summed, its first and last day counted event by event, less the events of the inside days
+ * that are scheduled and not yet due or that end after the window (each few, through an index of their own). Exact,
+ * and it costs the days of the window, not its events: counted one by one, a two-year window cost its ~30,000 events.
+ * Null when the list is not such a list.
+ */
+function summedTotal(q: EventListQuery, listed: string[], params: Params, dialect: SqlDialect): string | null {
+  const filtered = q.search || q.categoryIds || q.tagIds || q.venueIds || q.organizerIds || q.featured !== undefined || q.ticketed !== undefined
+    || q.parentId !== undefined || q.include || q.geo || q.withoutPassword;
+  if (filtered || q.viewer.kind !== 'public' || q.statuses.length !== 1 || q.statuses[0] !== 'publish') return null;
+  if (q.bounds.some((b) => !WIRE_TIME.test(b.value) || (b.column === 'end' && (b.op === '>=' || b.op === '>')))) return null;
+  const lower = q.bounds.filter((b) => b.column === 'start' && (b.op === '>=' || b.op === '>')).map((b) => b.value).sort().at(-1);
+  // every event ends at or after its start: an upper bound on its end bounds its start too
+  const upper = q.bounds.filter((b) => b.op === '<=' || b.op === '<').map((b) => b.value).sort()[0];
+  if (lower === undefined || upper === undefined) return null;
+  const insideFrom = nextDay(lower.slice(0, 10));
+  const insideTo = upper.slice(0, 10);
+  if (insideFrom >= insideTo) return null; // no whole day inside: the events are few
+  Object.assign(params, { insideFromDay: insideFrom, insideToDay: insideTo, insideFrom: `${insideFrom} 00:00:00`, insideTo: `${insideTo} 00:00:00` });
+  const inside = (start = 'e.start_local') => `${start} >= @insideFrom AND ${start} < @insideTo`;
+  const endsInside = q.bounds.flatMap((b, i) => (b.column === 'end' ? [`e.end_local ${b.op} @b${i}`] : []));
+  // an edge day is one range of the listing index: the window's bounds on the other side are checked, not searched
+  // (SQLite would search the range of whichever bound on start it met first: the whole window)
+  const edge = (side: 'first' | 'last') => {
+    const starts = q.bounds.flatMap((b, i) => {
+      const lowerBound = b.op === '>=' || b.op === '>';
+      const searched = lowerBound === (side === 'first');
+      return b.column === 'start' || !lowerBound ? [`${searched ? 'e.start_local' : dialect.unindexed('e.start_local')} ${b.op} @b${i}`] : [];
+    });
+    const near = side === 'first' ? 'e.start_local < @insideFrom' : 'e.start_local >= @insideTo';
+    return `(SELECT COUNT(*) FROM events e WHERE ${[...listed, ...starts, near, ...endsInside.map((c) => c.replace('e.end_local', dialect.unindexed('e.end_local')))].join(' AND ')})`;
+  };
+  // the listing index is entered by language, flag and start: each correction reads an index of its own instead
+  const hidden = dialect.flag(dialect.unindexed('e.hide_from_listings'), false);
+  const corrections = [
+    // scheduled, not yet due (events_scheduled)
+    `(SELECT COUNT(*) FROM events e WHERE e.status = 'future' AND e.date_utc > @now AND ${dialect.unindexed('e.lang')} = @lang AND ${hidden}
+      AND ${inside(dialect.unindexed('e.start_local'))})`,
+    ...(endsInside.length === 0 ? [] : [
+      // listed, ending after the window: events over more than one day (events_multiday)
+      `(SELECT COUNT(*) FROM events e WHERE substr(e.start_local, 1, 10) <> substr(e.end_local, 1, 10) AND e.lang = @lang
+        AND ${hidden} AND ${inside()}
+        AND (e.status = 'publish' OR (e.status = 'future' AND e.date_utc <= @now)) AND NOT (${endsInside.join(' AND ')}))`,
+    ]),
+  ];
+  return `SELECT COALESCE((SELECT SUM(listed) FROM event_days WHERE lang = @lang AND day >= @insideFromDay AND day < @insideToDay), 0)
+      + ${edge('first')}
+      + ${edge('last')}
+      - ${corrections.join(' - ')} AS total`;
 }
 
 /** The statements of a venue or organizer list. */
