@@ -580,9 +580,10 @@ const us = (value: number | null) => (value === null ? '—' : value.toFixed(0))
 
 /**
  * The SQLite figures of the results this run replaces, when they were measured as this run is (the same events,
- * connections and seconds per scenario): req/s by scenario, from the SQLite table (the first of a SQLite-only run).
+ * connections and seconds per scenario): each scenario's ratio to the baseline of its own run, from the SQLite table
+ * (the first of a SQLite-only run). Ratios, not req/s: the runs may be on machines of different speeds.
  */
-function previousSqliteFigures(text: string): { when: string; rps: Map<string, number> } | null {
+function previousSqliteFigures(text: string): { when: string; ratios: Map<string, number> } | null {
   const head = /Run on ([^,]+ UTC).*?([\d,]+) events(?: each)?, (\d+) connections, (\d+) s per scenario/.exec(text);
   if (!head || Number(head[2]!.replace(/,/g, '')) !== Number(values.events) || Number(head[3]) !== connections || Number(head[4]) !== duration) return null;
   const sqlite = text.indexOf('\n## SQLite\n');
@@ -593,9 +594,9 @@ function previousSqliteFigures(text: string): { when: string; rps: Map<string, n
   for (const line of lines.slice(start + 2)) {
     const cells = line.split('|').map((c) => c.trim());
     if (start < 0 || !line.startsWith('|')) break;
-    figures.set(cells[1]!, Number(cells[2]));
+    figures.set(cells[1]!, Number(cells[4]!.replace(/\s*%$/, '')) / 100);
   }
-  return figures.size ? { when: head[1]!, rps: figures } : null;
+  return figures.size ? { when: head[1]!, ratios: figures } : null;
 }
 
 /** A table of one engine's rows, with `extra` columns after the common ones. */
@@ -706,8 +707,8 @@ const scalingLines = (sc: Scaling, kind: string) => {
 const pairLine = (kind: string, runs: Measured[]) => `${kind}: ${runs.map((m) => Math.round(m.result.requestsPerSecond)).join(', ')} req/s; ${runs.map((m) => m.cpuUs.toFixed(0)).join(', ')} µs of server CPU per request${runs[0]!.databaseCpuUs === null ? '' : `, ${runs.map((m) => us(m.databaseCpuUs)).join(', ')} µs of PostgreSQL's`}`;
 const isCachedRead = (r: Row) => !/POST|mix|cache off/.test(r.scenario);
 const previous = sqlite ? previousSqliteFigures(previousResults) : null;
-/** This run's SQLite req/s over the previous results', by scenario (those both measured). */
-const againstPrevious = (r: Row) => (previous?.rps.has(r.scenario) ? r.almanac.requestsPerSecond / previous.rps.get(r.scenario)! : null);
+/** This run's SQLite ratio to the baseline over the previous results', by scenario (those both measured). */
+const againstPrevious = (r: Row) => (previous?.ratios.has(r.scenario) ? r.ratio / previous.ratios.get(r.scenario)! : null);
 
 /** The probe's p99 beside the costly requests is under a second, taken from answers to requests sent while they ran. */
 const stallMet = (stall: Stall) => stall.probe.latencySamples > 0 && stall.probe.p99 < 1000;
@@ -730,7 +731,7 @@ if (sqlite) {
   );
   if (previous) {
     const compared = sqlite.rows.map(againstPrevious).filter((x): x is number => x !== null);
-    checks.push([`SQLite: no scenario more than 10 % below the previous results (${previous.when}; lowest ${(Math.min(...compared) * 100).toFixed(0)} %)`, compared.every((x) => x >= 0.9)]);
+    checks.push([`SQLite: no scenario's ratio to the baseline more than 10 % below the previous results' (${previous.when}; lowest ${(Math.min(...compared) * 100).toFixed(0)} %)`, compared.every((x) => x >= 0.9)]);
   }
 }
 if (postgres) {
@@ -768,7 +769,7 @@ function engineSection(engine: Engine, results: EngineResults): string {
     extra.push(['total CPU µs/req', (r) => us(r.cpuUs + (r.databaseCpuUs ?? 0))]);
     if (sqlite) extra.push(['vs SQLite req/s', (r) => `${((r.almanac.requestsPerSecond / find(sqlite, r.scenario).almanac.requestsPerSecond) * 100).toFixed(0)} %`]);
   } else if (previous) {
-    extra.push([`vs ${previous.when} req/s`, (r) => { const x = againstPrevious(r); return x === null ? '—' : `${(x * 100).toFixed(0)} %`; }]);
+    extra.push([`ratio vs ${previous.when}`, (r) => { const x = againstPrevious(r); return x === null ? '—' : `${(x * 100).toFixed(0)} %`; }]);
   }
   const anonymous = median(results.pair.anonymous);
   const authenticated = median(results.pair.authenticated);
