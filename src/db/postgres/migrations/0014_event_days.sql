@@ -28,5 +28,8 @@ END $$;
 CREATE TRIGGER event_days_change AFTER INSERT OR DELETE OR UPDATE OF status, hide_from_listings, lang, start_local ON events
   FOR EACH ROW EXECUTE FUNCTION event_days_change();
 
--- Events that end on a later day than they start (few): those of a window's inside days that end after it
-CREATE INDEX events_multiday ON events (lang, start_local, end_local) WHERE substr(start_local, 1, 10) <> substr(end_local, 1, 10);
+-- Events that end on a later day than they start (few): those of a window's inside days that end after it. Covering
+-- what that count reads, or PostgreSQL prefers the listing index and reads the whole window (3.6 ms at 1,000,000
+-- events, against 0.08 ms through this one)
+CREATE INDEX events_multiday ON events (lang, start_local) INCLUDE (end_local, hide_from_listings, status, date_utc)
+  WHERE substr(start_local, 1, 10) <> substr(end_local, 1, 10);
