@@ -163,6 +163,7 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
     // on start then closes, and a list costs its window, not the rest of the calendar
     if (b.column === 'end' && (b.op === '<=' || b.op === '<')) where.push(`e.start_local ${b.op} @b${i}`);
   });
+  const datesOnly = where.length;
   // a filter on what a protected event hides selects only events the caller may open
   const open = openEventSql(q.access, params, dialect);
   if (open !== null && FILTERS_ON_HIDDEN.some((filter) => q[filter] !== undefined)) where.push(open);
@@ -223,7 +224,8 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
   }
   const filter = `FROM events e WHERE ${where.join(' AND ')}`;
   const order = q.include ? 'e.date_utc, e.post_id' : 'e.start_local, e.date_utc, e.post_id';
-  const count = summedTotal(q, listed, params, dialect) ?? `SELECT COUNT(*) AS total ${filter}`;
+  // any filter adds a condition: a list of its window's listed events alone can be summed from the day totals
+  const count = (where.length === datesOnly ? summedTotal(q, listed, params, dialect) : null) ?? `SELECT COUNT(*) AS total ${filter}`;
   return { page: `SELECT e.post_id AS id ${filter} ORDER BY ${order} LIMIT @limit OFFSET @offset`, count, params };
 }
 
@@ -237,12 +239,11 @@ const nextDay = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) + 86_40
  * window's inside days summed, its first and last day counted event by event, less the events of the inside days
  * that are scheduled and not yet due or that end after the window (each few, through an index of their own). Exact,
  * and it costs the days of the window, not its events: counted one by one, a two-year window cost its ~30,000 events.
- * Null when the list is not such a list.
+ * Null when the list is not for the public or its bounds do not allow it; the caller asks only for lists filtered by
+ * their dates alone.
  */
 function summedTotal(q: EventListQuery, listed: string[], params: Params, dialect: SqlDialect): string | null {
-  const filtered = q.search || q.categoryIds || q.tagIds || q.venueIds || q.organizerIds || q.featured !== undefined || q.ticketed !== undefined
-    || q.parentId !== undefined || q.include || q.geo || q.withoutPassword;
-  if (filtered || q.viewer.kind !== 'public' || q.statuses.length !== 1 || q.statuses[0] !== 'publish') return null;
+  if (q.viewer.kind !== 'public' || q.statuses.length !== 1 || q.statuses[0] !== 'publish') return null;
   if (q.bounds.some((b) => !WIRE_TIME.test(b.value) || (b.column === 'end' && (b.op === '>=' || b.op === '>')))) return null;
   const lower = q.bounds.filter((b) => b.column === 'start' && (b.op === '>=' || b.op === '>')).map((b) => b.value).sort().at(-1);
   // every event ends at or after its start: an upper bound on its end bounds its start too

@@ -15,6 +15,12 @@ INSERT INTO event_days (lang, day, listed)
 
 CREATE FUNCTION event_days_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  -- every write of an event's details sets the columns this trigger watches, and most leave its day as it was
+  IF TG_OP = 'UPDATE' AND OLD.status IN ('publish', 'future') AND NOT OLD.hide_from_listings
+    AND NEW.status IN ('publish', 'future') AND NOT NEW.hide_from_listings AND NEW.lang = OLD.lang
+    AND substr(NEW.start_local, 1, 10) = substr(OLD.start_local, 1, 10) THEN
+    RETURN NULL;
+  END IF;
   IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.status IN ('publish', 'future') AND NOT OLD.hide_from_listings THEN
     UPDATE event_days SET listed = listed - 1 WHERE lang = OLD.lang AND day = substr(OLD.start_local, 1, 10);
   END IF;

@@ -26,14 +26,20 @@ BEGIN
   UPDATE event_days SET listed = listed - 1 WHERE lang = OLD.lang AND day = substr(OLD.start_local, 1, 10);
 END;
 
+-- an update moves the event between days only when its listing, language or day changes: every write of an event's
+-- details sets these columns, and most leave them as they were
 CREATE TRIGGER event_days_leave AFTER UPDATE OF status, hide_from_listings, lang, start_local ON events
 WHEN OLD.status IN ('publish', 'future') AND OLD.hide_from_listings = 0
+  AND NOT (NEW.status IN ('publish', 'future') AND NEW.hide_from_listings = 0 AND NEW.lang = OLD.lang
+    AND substr(NEW.start_local, 1, 10) = substr(OLD.start_local, 1, 10))
 BEGIN
   UPDATE event_days SET listed = listed - 1 WHERE lang = OLD.lang AND day = substr(OLD.start_local, 1, 10);
 END;
 
 CREATE TRIGGER event_days_enter AFTER UPDATE OF status, hide_from_listings, lang, start_local ON events
 WHEN NEW.status IN ('publish', 'future') AND NEW.hide_from_listings = 0
+  AND NOT (OLD.status IN ('publish', 'future') AND OLD.hide_from_listings = 0 AND NEW.lang = OLD.lang
+    AND substr(NEW.start_local, 1, 10) = substr(OLD.start_local, 1, 10))
 BEGIN
   INSERT INTO event_days (lang, day, listed) VALUES (NEW.lang, substr(NEW.start_local, 1, 10), 1)
     ON CONFLICT (lang, day) DO UPDATE SET listed = listed + 1;
