@@ -31,6 +31,11 @@ export interface PoolOptions {
    * statement taking a list of ids is planned afresh on every call (about 1 ms for the view's links).
    */
   genericPlans?: boolean;
+  /**
+   * Send each statement as soon as it is asked for, not after the previous one's answer: statements issued together
+   * share one round trip (the group commit's savepoints travel with the next write's first statement).
+   */
+  pipeline?: boolean;
 }
 
 /**
@@ -47,6 +52,7 @@ export function openPool(url: string, options: PoolOptions, onError: (err: Error
     idle_in_transaction_session_timeout: 60_000,
     application_name: 'almanac',
     ...(options.genericPlans ? { options: '-c plan_cache_mode=force_generic_plan' } : {}),
+    ...(options.pipeline ? { pipeline: true } : {}),
     types: TYPES,
   });
   // an idle connection that breaks emits here; without a listener Node would end the process
@@ -55,13 +61,14 @@ export function openPool(url: string, options: PoolOptions, onError: (err: Error
 }
 
 /**
- * How a process shares its connections (ALMANAC_DB_POOL) between its two pools: statements by key and writes, and
- * list statements, planned for their values on every call. A third for lists, at least one each: costly lists
- * queue among themselves and never hold every connection a read by id needs.
+ * How a process shares its connections (ALMANAC_DB_POOL) between its three pools: statements by key, list
+ * statements (planned for their values on every call), and the one connection its writes take turns on (writes are
+ * serialised, batch after batch). A third for lists, at least one each: costly lists queue among themselves and
+ * never hold every connection a read by id needs.
  */
-export function splitPool(total: number): { keys: number; lists: number } {
+export function splitPool(total: number): { keys: number; lists: number; writes: number } {
   const lists = Math.max(1, Math.ceil(total / 3));
-  return { keys: Math.max(1, total - lists), lists };
+  return { keys: Math.max(1, total - lists - 1), lists, writes: 1 };
 }
 
 /** SQLSTATE classes and codes that mean "the database, not the request": connection lost, shutting down, overloaded. */

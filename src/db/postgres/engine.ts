@@ -15,7 +15,7 @@ import { PostgresTerms } from './terms.js';
 import { PostgresUsers } from './users.js';
 
 export interface PostgresOptions {
-  /** Connections this process may hold (ALMANAC_DB_POOL), shared between its two pools by `splitPool`. */
+  /** Connections this process may hold (ALMANAC_DB_POOL), shared between its three pools by `splitPool`. */
   pool: number;
   /** The most (address, account) pairs the lock-out keeps (ALMANAC_AUTH_TRACKED_PAIRS). */
   trackedPairs?: number;
@@ -49,11 +49,11 @@ export class PostgresEngine implements Engine {
   private closed = false;
   readonly lockout: PostgresLockout;
 
-  private constructor(private readonly pool: pg.Pool, private readonly lists: pg.Pool, readonly applied: number[], trackedPairs: number) {
+  private constructor(private readonly pool: pg.Pool, private readonly lists: pg.Pool, private readonly writes: pg.Pool, readonly applied: number[], trackedPairs: number) {
     this.repos = repositoriesOf(pool, lists);
     this.lockout = new PostgresLockout(pool, trackedPairs);
     let pruned = 0;
-    this.group = new PostgresGroupCommit(pool, (changes) => {
+    this.group = new PostgresGroupCommit(writes, (changes) => {
       const now = Date.now();
       // the tags are made of letters, digits, `*` and spaces only (ChangeSet checks each): safe in the statement's text
       let sql = `INSERT INTO change_log (changed_utc, tags) VALUES (to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), '${changes.toString()}')`;
@@ -81,19 +81,20 @@ export class PostgresEngine implements Engine {
   }
 
   /**
-   * Connects (the pools connect lazily) and brings the database to the newest schema. Two pools: statements of
-   * fixed text (reads by key, writes, the generation), each planned once per connection, and list statements, each
-   * planned for its values (see `named`).
+   * Connects (the pools connect lazily) and brings the database to the newest schema. Three pools: statements of
+   * fixed text (reads by key, the generation), each planned once per connection; list statements, each planned for
+   * its values (see `named`); and the connection writes take turns on, which pipelines its statements.
    */
   static async open(url: string, options: PostgresOptions): Promise<PostgresEngine> {
     const size = splitPool(options.pool);
     const pool = openPool(url, { max: size.keys, genericPlans: true }, () => undefined);
     const lists = openPool(url, { max: size.lists }, () => undefined);
+    const writes = openPool(url, { max: size.writes, genericPlans: true, pipeline: true }, () => undefined);
     try {
       const applied = await migratePostgres(pool);
-      return new PostgresEngine(pool, lists, applied, options.trackedPairs ?? 100_000);
+      return new PostgresEngine(pool, lists, writes, applied, options.trackedPairs ?? 100_000);
     } catch (err) {
-      await Promise.all([pool.end(), lists.end()]);
+      await Promise.all([pool.end(), lists.end(), writes.end()]);
       throw classify(err);
     }
   }
@@ -148,7 +149,7 @@ export class PostgresEngine implements Engine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all([this.pool.end(), this.lists.end()]);
+    await Promise.all([this.pool.end(), this.lists.end(), this.writes.end()]);
   }
 }
 

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { DatabaseUnavailable } from '../../errors.js';
+import { DatabaseUnavailable, StorageFull } from '../../errors.js';
 import { ChangeSet } from '../changes.js';
 import { classify } from './connection.js';
 
@@ -30,7 +30,8 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
  * (`synchronous_commit` on: then it is durable).
  *
  * A batch costs two round trips beyond its writes' own statements: BEGIN with the lock and the clock, and `finish`
- * (the change log row, statements without parameters) with COMMIT. A batch of one write needs no savepoint.
+ * (the change log row, statements without parameters) with COMMIT. A batch of one write needs no savepoint; in a
+ * larger one, each write's savepoint travels with its first statement (the connection pipelines its statements).
  */
 export class PostgresGroupCommit {
   private queue: Pending[] = [];
@@ -81,20 +82,33 @@ export class PostgresGroupCommit {
       // in one round trip, and COMMIT releases the last
       const started = (await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK}); SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms${alone ? '' : '; SAVEPOINT unit'}`)) as unknown as pg.QueryResult<{ now_ms: number }>[];
       const context: BatchContext = { nowMs: Number(started[2]!.rows[0]!.now_ms) };
+      // the savepoint a write runs in, taken (after the previous write's release) in the same round trip as the write's
+      // first statement: the connection pipelines, and a failure of the savepoint fails the statements behind it
+      let savepoint: Promise<unknown> | null = null;
+      const savepointTaken = async () => {
+        const failed = savepoint === null ? null : await savepoint;
+        savepoint = null;
+        // never a write's own fault: the whole batch is rolled back, as when the connection is lost
+        if (failed !== null) throw new DatabaseUnavailable(undefined, 2, { cause: failed });
+      };
       for (const [i, pending] of batch.entries()) {
         try {
           const value = await pending.work(client, context);
-          if (!alone && i < batch.length - 1) await client.query('RELEASE SAVEPOINT unit; SAVEPOINT unit');
+          await savepointTaken();
+          // settled into its error (if any) at once: a rejection nobody awaits yet must not reach the process
+          if (!alone && i < batch.length - 1) savepoint = client.query('RELEASE SAVEPOINT unit; SAVEPOINT unit').then(() => null, (err: unknown) => err ?? new Error('savepoint failed'));
           outcomes.push({ ok: true, value });
         } catch (error) {
+          await savepointTaken();
           const classified = classify(error);
           // a lost connection or a full disk ends the whole batch; anything else is this write's own fault
-          if (classified !== error) throw classified;
+          if (classified instanceof DatabaseUnavailable || classified instanceof StorageFull) throw classified;
           // rolled back to, the savepoint stays: the next write runs inside it
           await client.query(alone ? 'ROLLBACK' : 'ROLLBACK TO SAVEPOINT unit');
           outcomes.push({ ok: false, error });
         }
       }
+      await savepointTaken();
       const changed = new ChangeSet();
       batch.forEach((pending, i) => outcomes[i]!.ok && changed.merge(pending.changes));
       if (outcomes.some((o) => o.ok)) await client.query(`${this.finish(changed)}; COMMIT`);
