@@ -238,6 +238,7 @@ const posts: Rules<PostsRepository, Repositories> = {
     after: async ([record], id, repos) =>
       postChange({ ...record, id, translationGroup: record.translationOf === null ? id : (await repos.posts.findById(record.translationOf))!.translationGroup }, null),
   },
+  create: { after: (_, created) => (created ? postChange(created, null) : []) },
   insertAs: { after: async ([id], _, repos) => postChange((await repos.posts.findById(id))!, null) },
   setTranslationGroup: {
     before: async ([id, group], repos) => {

@@ -94,6 +94,11 @@ export interface PostsRepository {
 
   /** Inserts a record with its details and links; returns the new id. */
   insert<T extends PostType>(record: NewRecord<T>): Promise<number>;
+  /**
+   * Inserts a record as `insert` does, unless a record of its type and language holds its slug (then nothing is
+   * written: null), and returns it as stored: a new record's answer without reading it back.
+   */
+  create<T extends PostType>(record: NewRecord<T>): Promise<RecordOf<T> | null>;
   /** Inserts a record under a given (free) id and translation group: an import keeping its source's ids. */
   insertAs<T extends PostType>(id: number, translationGroup: number, record: Omit<RecordOf<T>, 'id' | 'translationGroup'>): Promise<void>;
   setTranslationGroup(id: number, group: number): Promise<void>;

@@ -218,8 +218,7 @@ export class PostService {
   }
 
   async createEvent(body: EventFields): Promise<EventRecord> {
-    const id = await this.repos.posts.insert(await this.eventRecord(body, null));
-    return (await this.repos.posts.findOfType('event', id))!;
+    return this.insertNew(await this.eventRecord(body, null));
   }
 
   /** A partial update, computed from the event as it is under the write lock (other processes may write too). */
@@ -265,7 +264,7 @@ export class PostService {
         return id;
       }
     }
-    return this.repos.posts.insert((await this.linkedRecord(type, body, null)) as NewRecord<typeof type>);
+    return (await this.insertNew((await this.linkedRecord(type, body, null)) as NewRecord<typeof type>)).id;
   }
 
   private modifiedNow(): { modifiedLocal: string; modifiedUtc: string } {
@@ -305,13 +304,14 @@ export class PostService {
     if (body.slug !== undefined) {
       const wanted = slugify(body.slug);
       if (!wanted) throw invalidParam('slug');
-      slug = await this.uniqueSlug(type, lang, wanted, current?.id ?? null);
+      slug = current ? await this.uniqueSlug(type, lang, wanted, current.id) : wanted;
     } else if (current && !(wasTrashed && status !== 'trash')) {
       slug = current.slug;
     } else {
       const from = wasTrashed ? current!.slug.replace(/__trashed(-\d+)?$/, '') : slugify(title) || NOUN[type];
-      slug = await this.uniqueSlug(type, lang, from, current?.id ?? null);
+      slug = current ? await this.uniqueSlug(type, lang, from, current.id) : from;
     }
+    // a new record's slug is made unique as it is inserted (insertNew)
 
     const translationOf = !current && body.translation_of !== undefined ? await this.translationTarget(type, body.translation_of, lang) : null;
 
@@ -363,6 +363,23 @@ export class PostService {
   private async uniqueSlug(type: PostType, lang: PostBase['lang'], slug: string, self: number | null): Promise<string> {
     const owner = await this.repos.posts.slugOwner(type, lang, slug);
     if (owner === null || owner === self) return slug;
+    return this.numberedSlug(type, lang, slug, self);
+  }
+
+  /**
+   * A new record, inserted under the slug it asks for when that is free (one statement: the insert itself finds
+   * out), else under the first free numbered one, as `uniqueSlug` would have chosen.
+   */
+  private async insertNew<T extends PostType>(record: NewRecord<T>): Promise<RecordOf<T>> {
+    const created = (await this.repos.posts.create(record))
+      ?? (await this.repos.posts.create({ ...record, slug: await this.numberedSlug(record.type, record.lang, record.slug, null) }));
+    // writes are serialised: no one can take the numbered slug in between
+    if (!created) throw new Error(`the free slug ${record.slug} was taken while it was being written`);
+    return created;
+  }
+
+  /** The first free `slug-2`, `slug-3`, … among records of the type and language, ignoring the record itself. */
+  private async numberedSlug(type: PostType, lang: PostBase['lang'], slug: string, self: number | null): Promise<string> {
     const taken = new Set<string>();
     for (const numbered of await this.repos.posts.numberedSlugs(type, lang, slug)) if (numbered.id !== self) taken.add(numbered.slug);
     for (let n = 2; ; n++) if (!taken.has(`${slug}-${n}`)) return `${slug}-${n}`;

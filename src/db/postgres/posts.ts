@@ -78,9 +78,11 @@ const STATEMENTS = Object.fromEntries((['event', 'venue', 'organizer'] as const)
 /**
  * A whole record in one round trip: the post (its id from the sequence unless given, its translation group its own
  * id unless it joins another's), its details and, for events, its organizers (in order) and terms. The links'
- * triggers (term counts) run at the end of the statement, when the event row is there to read.
+ * triggers (term counts) run at the end of the statement, when the event row is there to read. `create`: nothing is
+ * written when the slug is taken in the type and language (the unique index posts_slug), and the row is returned
+ * with its details, as `findMany` reads them but for the links, which are what was written.
  */
-function insertStatement(type: PostType): string {
+function insertStatement(type: PostType, create: boolean): string {
   const post = PG_POST_COLUMNS.length;
   const details = DETAIL_COLUMNS[type].length;
   const id = '$1::bigint';
@@ -93,10 +95,12 @@ function insertStatement(type: PostType): string {
     : '';
   return `WITH n AS (SELECT COALESCE(${id}, nextval(pg_get_serial_sequence('posts', 'id'))) AS id)
     , p AS (INSERT INTO posts (id, ${PG_POST_COLUMNS.join(', ')}, translation_group)
-        SELECT n.id, ${placeholders(post, 2)}, COALESCE(${group}, n.id) FROM n RETURNING id)
-    , details AS (INSERT INTO ${DETAIL_TABLE[type]} (post_id, ${DETAIL_COLUMNS[type].join(', ')}) SELECT p.id, ${Array.from({ length: details }, (_, i) => d(i)).join(', ')} FROM p)
+        SELECT n.id, ${placeholders(post, 2)}, COALESCE(${group}, n.id) FROM n
+        ${create ? 'ON CONFLICT (type, lang, slug) DO NOTHING RETURNING *' : 'RETURNING id'})
+    , details AS (INSERT INTO ${DETAIL_TABLE[type]} (post_id, ${DETAIL_COLUMNS[type].join(', ')}) SELECT p.id, ${Array.from({ length: details }, (_, i) => d(i)).join(', ')} FROM p
+        ${create ? 'RETURNING *' : ''})
     ${links}
-    SELECT id FROM p`;
+    ${create ? 'SELECT d.*, p.* FROM p JOIN details d ON d.post_id = p.id' : 'SELECT id FROM p'}`;
 }
 /**
  * `viewLinks` in one round trip: every kind of row a view reads, each aggregated into one JSON column of one row.
@@ -135,7 +139,8 @@ const VIEW_LINKS = `WITH asked AS (
 export const SLUG_LOOKUP = `SELECT id, lang FROM posts WHERE type = $1 AND lang IN (${LANGS.map((l) => `'${l}'`).join(', ')}) AND slug = $2`;
 
 const SAME_NAME = `SELECT id FROM posts WHERE type = $1 AND lang = $2 AND title_key = $3 AND status <> 'trash' ORDER BY id`;
-const INSERT = { event: insertStatement('event'), venue: insertStatement('venue'), organizer: insertStatement('organizer') };
+const INSERT = { event: insertStatement('event', false), venue: insertStatement('venue', false), organizer: insertStatement('organizer', false) };
+const CREATE = { event: insertStatement('event', true), venue: insertStatement('venue', true), organizer: insertStatement('organizer', true) };
 const UPDATE_POST = `UPDATE posts SET ${PG_POST_COLUMNS.map((c, i) => `${c} = $${i + 2}`).join(', ')} WHERE id = $1`;
 
 /** Events, venues and organizers on PostgreSQL: the same records and rules as the SQLite engine's repository. */
@@ -282,6 +287,16 @@ export class PostgresPosts implements PostsRepository {
     return this.insertRow(null, group, record);
   }
 
+  async create<T extends PostType>(record: NewRecord<T>): Promise<RecordOf<T> | null> {
+    const group = record.translationOf === null ? null : (await this.findById(record.translationOf))!.translationGroup;
+    const [row] = await query<Row>(this.db, CREATE[record.type], this.insertValues(null, group, record));
+    if (!row) return null;
+    const created = record.type === 'event'
+      ? eventFromRow(row, (record as unknown as EventRecord).organizerIds, [...new Set((record as unknown as EventRecord).termIds)])
+      : record.type === 'venue' ? venueFromRow(row) : organizerFromRow(row);
+    return created as RecordOf<T>;
+  }
+
   async insertAs<T extends PostType>(id: number, translationGroup: number, record: Omit<RecordOf<T>, 'id' | 'translationGroup'>): Promise<void> {
     await this.insertRow(id, translationGroup, record);
     // ids given from outside (an import) must never be handed out again
@@ -289,12 +304,17 @@ export class PostgresPosts implements PostsRepository {
   }
 
   private async insertRow(id: number | null, group: number | null, record: Omit<PostRecord, 'id' | 'translationGroup'>): Promise<number> {
+    const [inserted] = await query<{ id: number }>(this.db, INSERT[record.type], this.insertValues(id, group, record));
+    return inserted!.id;
+  }
+
+  /** The parameters of an insert statement (`insertStatement`). */
+  private insertValues(id: number | null, group: number | null, record: Omit<PostRecord, 'id' | 'translationGroup'>): unknown[] {
     const row = postRow(record);
     const details = detailsRow(record);
     const values = [id, ...PG_POST_COLUMNS.map((c) => row[c]), group, ...DETAIL_COLUMNS[record.type].map((c) => details[c])];
     if (record.type === 'event') values.push((record as EventRecord).organizerIds, (record as EventRecord).termIds);
-    const [inserted] = await query<{ id: number }>(this.db, INSERT[record.type], values);
-    return inserted!.id;
+    return values;
   }
 
   async setTranslationGroup(id: number, group: number): Promise<void> {

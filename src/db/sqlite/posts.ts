@@ -247,6 +247,11 @@ export class SqlitePosts implements PostsRepository {
     return id;
   }
 
+  async create<T extends PostType>(record: NewRecord<T>): Promise<RecordOf<T> | null> {
+    if ((await this.slugOwner(record.type, record.lang, record.slug)) !== null) return null;
+    return this.findOfType(record.type as T, await this.insert(record));
+  }
+
   /**
    * Inserts a record under a given id and translation group (an import keeps the ids of its source); The id must be free.
    */
