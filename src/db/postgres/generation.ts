@@ -1,19 +1,22 @@
 /**
  * The database generation as seen by this process, read with as few round trips as exactness allows: a request
- * needs a reading that started after it arrived (an older one could miss a write acknowledged just before), so
- * requests arriving while a reading is in flight share the next one, and under load one round trip serves every
- * request that arrived during the previous one.
+ * needs a reading that started after it arrived (an older one could miss a write acknowledged just before). A
+ * reading starts once the requests read from the network with the first one have been seen (after the current turn
+ * of the event loop), or once the reading in flight is done: every request arriving meanwhile shares it. Under load,
+ * one round trip serves every request that arrived during the previous one.
  */
 export class CoalescedReader<T> {
   private inflight: Promise<T> | null = null;
+  /** The reading that has not started yet: it starts after every request that joins it arrived. */
   private next: Promise<T> | null = null;
 
   constructor(private readonly read: () => Promise<T>) {}
 
   get(): Promise<T> {
-    if (this.inflight === null) return this.start();
-    // a reading is under way but may have started before this request: join the one that starts after it
-    this.next ??= this.inflight.then(() => this.start(), () => this.start());
+    if (this.next === null) {
+      const start = () => this.start();
+      this.next = (this.inflight ?? new Promise<void>((resolve) => setImmediate(resolve))).then(start, start);
+    }
     return this.next;
   }
 
