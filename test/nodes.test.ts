@@ -98,6 +98,25 @@ describe('one truth across nodes', () => {
     }
   });
 
+  it('with their listening connections cut, the nodes read the change log for every request: still no stale answer', async () => {
+    const created = await send(a.base, 'POST', `${NS}/events`, { json: event('Heard or read'), as: ADMIN });
+    const path = `${NS}/events/${created.body.id}`;
+    for (let round = 0; round < 3; round++) {
+      await send(b.base, 'GET', path);
+      const cut = await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'almanac-listen'`);
+      // each node listens once it has read the log (round 0: since it started; later: since the last cut)
+      expect(cut.length).toBeGreaterThanOrEqual(round === 0 ? 2 : 1);
+      const title = `Heard or read, round ${round}`;
+      expect((await send(a.base, 'PATCH', path, { json: { title }, as: ADMIN })).status).toBe(200);
+      expect((await send(b.base, 'GET', path)).body.title).toBe(title);
+      // and once listening again (within a second), the next change is heard
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      await send(b.base, 'GET', path);
+      expect((await send(a.base, 'PATCH', path, { json: { title: `${title}, heard` }, as: ADMIN })).status).toBe(200);
+      expect((await send(b.base, 'GET', path)).body.title).toBe(`${title}, heard`);
+    }
+  });
+
   it('a role change and a revoked password take effect at once on every node', async () => {
     await almanac('user', 'add', 'nodes-editor', '--role', 'editor');
     const editor: Credentials = { login: 'nodes-editor', password: await almanac('app-password', 'add', 'nodes-editor') };

@@ -5,6 +5,7 @@ import { ChangeSet, MAX_CHANGES_READ, recordingReads, recordingWrites, type Chan
 import { GenerationTracker, readChanges, utcNowWire } from '../generation.js';
 import { PostgresLockout } from './authFailures.js';
 import { classify, openPool, splitPool, type Queryable } from './connection.js';
+import { ChangeSignal } from './changeSignal.js';
 import { CoalescedReader } from './generation.js';
 import { PostgresGroupCommit } from './groupCommit.js';
 import { PostgresMedia } from './media.js';
@@ -29,6 +30,24 @@ export function repositoriesOf(db: Queryable, lists: Queryable = db): Repositori
   return { posts: new PostgresPosts(db, lists), terms: new PostgresTerms(db, lists), users: new PostgresUsers(db), media: new PostgresMedia(db) };
 }
 
+/** One reading of the change log and of what else moves a generation. */
+interface Reading {
+  seq: number;
+  due: string | null;
+  lockout: number;
+  /** The sequence the rows were read from, and the rows. */
+  from: number;
+  rows: LoggedChange[];
+  /** When it began (Unix ms). */
+  atMs: number;
+}
+
+/**
+ * The longest a reading stands while no notification arrives: changes made around Almanac (a database restored
+ * under running nodes, rows edited by hand) notify nothing, and are seen within this time.
+ */
+const READING_MAX_AGE_MS = 1_000;
+
 /** Change log rows older than this are pruned (a node that missed that many changes starts its caches afresh). */
 const CHANGE_LOG_DAYS = 1;
 
@@ -42,15 +61,17 @@ const CHANGE_LOG_DAYS = 1;
 export class PostgresEngine implements Engine {
   readonly kind = 'postgres' as const;
   private readonly group: PostgresGroupCommit;
-  private readonly readings: CoalescedReader<{ seq: number; due: string | null; lockout: number; from: number; rows: LoggedChange[] }>;
+  private readonly readings: CoalescedReader<Reading>;
+  private readonly signal: ChangeSignal;
   private readonly tracker = new GenerationTracker();
   readonly changes: ChangeTracker = this.tracker.changes;
   private readonly repos: Repositories;
   private closed = false;
   readonly lockout: PostgresLockout;
 
-  private constructor(private readonly pool: pg.Pool, private readonly lists: pg.Pool, private readonly writes: pg.Pool, readonly applied: number[], trackedPairs: number) {
+  private constructor(private readonly pool: pg.Pool, private readonly lists: pg.Pool, private readonly writes: pg.Pool, url: string, readonly applied: number[], trackedPairs: number) {
     this.repos = repositoriesOf(pool, lists);
+    this.signal = new ChangeSignal(url);
     this.lockout = new PostgresLockout(pool, trackedPairs);
     let pruned = 0;
     this.group = new PostgresGroupCommit(writes, (changes) => {
@@ -64,20 +85,32 @@ export class PostgresEngine implements Engine {
       }
       return sql;
     });
-    // one round trip: the newest sequence, the change log rows since the last one this process saw (none when nothing
-    // moved), the next scheduled record and the lock-out's version
+    // while the listening connection tells that nothing moved, the last reading stands (unless a scheduled record
+    // fell due since, or it is older than READING_MAX_AGE_MS); otherwise one round trip reads the newest sequence, the
+    // change log rows since the last one this process saw (none when nothing moved), the next scheduled record and
+    // the lock-out's version
+    let last: Reading | null = null;
     this.readings = new CoalescedReader(async () => {
-      const from = this.tracker.changes.lastSeq;
-      const rows = await query<{ seq: number; due: string | null; lockout: number | null; changes: [number, string][] | null }>(pool,
-        `SELECT (SELECT MAX(seq) FROM change_log) AS seq, (${NEXT_SCHEDULED}) AS due, (SELECT MAX(version) FROM auth_failures_version) AS lockout,
-          (SELECT json_agg(json_build_array(c.seq, c.tags) ORDER BY c.seq) FROM (SELECT seq, tags FROM change_log WHERE seq >= $2 ORDER BY seq LIMIT ${MAX_CHANGES_READ + 1}) c) AS changes`,
-        [utcNowWire(), from]);
-      const row = rows[0];
-      return {
-        seq: row?.seq ?? 0, due: row?.due ?? null, lockout: row?.lockout ?? 0, from,
-        rows: (row?.changes ?? []).map(([seq, tags]) => ({ seq: Number(seq), tags })),
-      };
+      if (last !== null && (await this.signal.quiet()) && Date.now() - last.atMs < READING_MAX_AGE_MS && (last.due === null || utcNowWire() < last.due)) return last;
+      this.signal.reset();
+      last = await this.readLog();
+      return last;
     });
+  }
+
+  /** The change log and what else each generation reads, in one round trip. */
+  private async readLog(): Promise<Reading> {
+    const atMs = Date.now();
+    const from = this.tracker.changes.lastSeq;
+    const rows = await query<{ seq: number; due: string | null; lockout: number | null; changes: [number, string][] | null }>(this.pool,
+      `SELECT (SELECT MAX(seq) FROM change_log) AS seq, (${NEXT_SCHEDULED}) AS due, (SELECT MAX(version) FROM auth_failures_version) AS lockout,
+        (SELECT json_agg(json_build_array(c.seq, c.tags) ORDER BY c.seq) FROM (SELECT seq, tags FROM change_log WHERE seq >= $2 ORDER BY seq LIMIT ${MAX_CHANGES_READ + 1}) c) AS changes`,
+      [utcNowWire(), from]);
+    const row = rows[0];
+    return {
+      seq: row?.seq ?? 0, due: row?.due ?? null, lockout: row?.lockout ?? 0, from, atMs,
+      rows: (row?.changes ?? []).map(([seq, tags]) => ({ seq: Number(seq), tags })),
+    };
   }
 
   /**
@@ -92,7 +125,7 @@ export class PostgresEngine implements Engine {
     const writes = openPool(url, { max: size.writes, genericPlans: true, pipeline: true }, () => undefined);
     try {
       const applied = await migratePostgres(pool);
-      return new PostgresEngine(pool, lists, writes, applied, options.trackedPairs ?? 100_000);
+      return new PostgresEngine(pool, lists, writes, url, applied, options.trackedPairs ?? 100_000);
     } catch (err) {
       await Promise.all([pool.end(), lists.end(), writes.end()]);
       throw classify(err);
@@ -149,7 +182,7 @@ export class PostgresEngine implements Engine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all([this.pool.end(), this.lists.end(), this.writes.end()]);
+    await Promise.all([this.pool.end(), this.lists.end(), this.writes.end(), this.signal.close()]);
   }
 }
 
