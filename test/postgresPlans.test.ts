@@ -114,6 +114,39 @@ describe('event totals on PostgreSQL', () => {
   });
 });
 
+describe('lists filtered by terms on PostgreSQL', () => {
+  it('read the links of the terms in the window, or each event\'s own, never every link of the terms', async () => {
+    const now = DateTime.utc().startOf('day');
+    const categories = (await admin.query<{ id: number }>(`SELECT id FROM terms WHERE taxonomy = 'category' ORDER BY event_count DESC LIMIT 3`)).rows.map((r) => Number(r.id));
+    /** The scans of event_terms in a plan, with what they were entered by. */
+    const linkScans = (node: Record<string, unknown>): string[] =>
+      [...(node['Relation Name'] === 'event_terms' ? [String(node['Index Cond'] ?? node['Recheck Cond'] ?? node.Filter ?? JSON.stringify(node))] : []),
+        ...((node.Plans as Record<string, unknown>[] | undefined) ?? []).flatMap(linkScans)];
+    const pool = openPool(database.url!, { max: 1 }, () => undefined);
+    try {
+      for (const [days, ids] of [[7, categories.slice(0, 1)], [90, categories.slice(0, 1)], [90, categories]] as const) {
+        const q: EventListQuery = {
+          lang: 'en', nowUtc: toWire(now), statuses: ['publish'], viewer: { kind: 'public' }, access: protectedAccess(null, undefined), limit: 10, offset: 0,
+          categoryIds: [...ids], bounds: [{ column: 'start', op: '>=', value: toWire(now) }, { column: 'end', op: '<=', value: toWire(now.plus({ days }).endOf('day').set({ millisecond: 0 })) }],
+        };
+        const sql = eventListSql(q, POSTGRES_DIALECT);
+        for (const statement of [sql.count, sql.page]) {
+          const [explained] = await named<{ 'QUERY PLAN': [{ Plan: Record<string, unknown> }] }>(pool, `EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`, { ...sql.params, limit: 10, offset: 0 });
+          const scans = linkScans(explained!['QUERY PLAN'][0]!.Plan);
+          expect(scans.length, `${days} days of ${ids.length} categories`).toBeGreaterThan(0);
+          for (const scan of scans) expect(scan, `${days} days of ${ids.length} categories`).toMatch(/event_id = |start_local >= /);
+        }
+        const [counted] = await named<{ total: number }>(pool, sql.count, sql.params);
+        const [held] = await named<{ n: number }>(pool, `SELECT COUNT(*) AS n FROM (${sql.page}) page`, { ...sql.params, limit: 100_000, offset: 0 });
+        expect(Number(counted!.total)).toBe(Number(held!.n));
+        expect(Number(counted!.total)).toBeGreaterThan(0);
+      }
+    } finally {
+      await pool.end();
+    }
+  });
+});
+
 describe('plans kept on PostgreSQL', () => {
   it('plan each statement of fixed text once per connection of the pool by key, whatever its values', async () => {
     const pool = openPool(database.url!, { max: 1, genericPlans: true }, () => undefined);

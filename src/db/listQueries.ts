@@ -156,11 +156,14 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
   const params: Params = { lang: q.lang, now: q.nowUtc };
   const listed = ['e.lang = @lang', dialect.flag('e.hide_from_listings', false), statusSql('e', q.statuses, params), viewerSql('e', q.viewer, params)];
   const where = [...listed];
+  /** The bounds on the start of the events, as conditions on a column holding it (`e.start_local`, a link's copy). */
+  const startBounds: ((column: string) => string)[] = [];
   q.bounds.forEach((b, i) => {
     params[`b${i}`] = b.value;
     where.push(`e.${b.column}_local ${b.op} @b${i}`);
     // every event ends at or after its start, so an upper bound on the end bounds the start too: the index range
     // on start then closes, and a list costs its window, not the rest of the calendar
+    if (b.column === 'start' || b.op === '<=' || b.op === '<') startBounds.push((column) => `${column} ${b.op} @b${i}`);
     if (b.column === 'end' && (b.op === '<=' || b.op === '<')) where.push(`e.start_local ${b.op} @b${i}`);
   });
   const datesOnly = where.length;
@@ -187,8 +190,11 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
   // an event's few links are read and each looked up in the list, rather than the index probed once for every id of
   // the list: one lookup per link, however long the list
   const term = dialect.unindexed('et.term_id');
-  if (q.categoryIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND ${among('categories', term, q.categoryIds)})`);
-  if (q.tagIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND ${among('tags', term, q.tagIds)})`);
+  // the links carry their event's start (migration 0016): bounded by it too, a list in a window of a large calendar
+  // may be read from the terms' links in that window (PostgreSQL plans so when the terms have many links)
+  const linkedInWindow = startBounds.map((bound) => ` AND ${bound(dialect.unindexed('et.start_local'))}`).join('');
+  if (q.categoryIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND ${among('categories', term, q.categoryIds)}${linkedInWindow})`);
+  if (q.tagIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND ${among('tags', term, q.tagIds)}${linkedInWindow})`);
   if (q.venueIds) where.push(among('venues', 'e.venue_id', q.venueIds));
   if (q.organizerIds) {
     where.push(`EXISTS (SELECT 1 FROM event_organizers eo WHERE eo.event_id = e.post_id AND ${among('organizers', dialect.unindexed('eo.organizer_id'), q.organizerIds)})`);

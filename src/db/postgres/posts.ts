@@ -91,7 +91,8 @@ function insertStatement(type: PostType, create: boolean): string {
   const links = type === 'event'
     ? `, o AS (INSERT INTO event_organizers (event_id, organizer_id, position, start_local)
          SELECT p.id, x.organizer, x.n - 1, ${d(DETAIL_COLUMNS.event.indexOf('start_local'))} FROM p, unnest($${post + details + 3}::bigint[]) WITH ORDINALITY AS x(organizer, n))
-       , t AS (INSERT INTO event_terms (event_id, term_id) SELECT DISTINCT p.id, x.term FROM p, unnest($${post + details + 4}::bigint[]) AS x(term))`
+       , t AS (INSERT INTO event_terms (event_id, term_id, start_local)
+         SELECT DISTINCT p.id, x.term, ${d(DETAIL_COLUMNS.event.indexOf('start_local'))} FROM p, unnest($${post + details + 4}::bigint[]) AS x(term))`
     : '';
   return `WITH n AS (SELECT COALESCE(${id}, nextval(pg_get_serial_sequence('posts', 'id'))) AS id)
     , p AS (INSERT INTO posts (id, ${PG_POST_COLUMNS.join(', ')}, translation_group)
@@ -362,7 +363,7 @@ export class PostgresPosts implements PostsRepository {
         SELECT $1, o.id, o.n - 1, $3 FROM unnest($2::bigint[]) WITH ORDINALITY AS o(id, n)`, [id, event.organizerIds, event.startLocal]);
     }
     if (event.termIds.length > 0) {
-      await query(this.db, `INSERT INTO event_terms (event_id, term_id) SELECT DISTINCT $1::bigint, unnest($2::bigint[]) ON CONFLICT DO NOTHING`, [id, event.termIds]);
+      await query(this.db, `INSERT INTO event_terms (event_id, term_id, start_local) SELECT DISTINCT $1::bigint, unnest($2::bigint[]), $3 ON CONFLICT DO NOTHING`, [id, event.termIds, event.startLocal]);
     }
   }
 }

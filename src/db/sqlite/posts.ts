@@ -119,7 +119,7 @@ export class SqlitePosts implements PostsRepository {
       clearOrganizers: db.prepare('DELETE FROM event_organizers WHERE event_id = ?'),
       addOrganizer: db.prepare('INSERT INTO event_organizers (event_id, organizer_id, position, start_local) VALUES (?, ?, ?, ?)'),
       clearTerms: db.prepare('DELETE FROM event_terms WHERE event_id = ?'),
-      addTerm: db.prepare('INSERT OR IGNORE INTO event_terms (event_id, term_id) VALUES (?, ?)'),
+      addTerm: db.prepare('INSERT OR IGNORE INTO event_terms (event_id, term_id, start_local) VALUES (?, ?, ?)'),
       unlinkVenue: db.prepare('UPDATE events SET venue_id = NULL WHERE venue_id = ?'),
       unlinkOrganizer: db.prepare('DELETE FROM event_organizers WHERE organizer_id = ?'),
       // the linked records asked for and the records of their translation groups in a language (unique per group)
@@ -356,6 +356,6 @@ export class SqlitePosts implements PostsRepository {
       this.stmts.clearTerms.run(id);
     }
     event.organizerIds.forEach((organizer, position) => this.stmts.addOrganizer.run(id, organizer, position, event.startLocal));
-    for (const term of event.termIds) this.stmts.addTerm.run(id, term);
+    for (const term of event.termIds) this.stmts.addTerm.run(id, term, event.startLocal);
   }
 }
