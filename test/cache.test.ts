@@ -48,6 +48,21 @@ describe('the response cache is exact', () => {
     expect((await s.raw('GET', list)).body.events.map((x: { id: number }) => x.id)).toContain(e.id);
   });
 
+  it('computes an answer once for the requests that ask for it together, and each gets it', async () => {
+    for (let round = 0; round < 3; round++) {
+      const e = await create({ title: `Asked together ${round}` });
+      const replies = await Promise.all(Array.from({ length: 8 }, () => s.raw('GET', `${NS}/events/${e.id}`)));
+      expect(replies.map((r) => r.status)).toEqual(Array(8).fill(200));
+      expect(new Set(replies.map((r) => r.text)).size).toBe(1);
+      expect(new Set(replies.map((r) => r.headers.get('etag'))).size).toBe(1);
+      const ids = replies.map((r) => r.headers.get('x-request-id'));
+      const lines = s.logs.map((l) => JSON.parse(l) as { msg: string; requestId?: string; cached?: boolean; front?: boolean })
+        .filter((l) => l.msg === 'request' && ids.includes(l.requestId ?? ''));
+      expect(lines).toHaveLength(8);
+      expect(lines.filter((l) => !l.cached && !l.front), `round ${round}: answers computed`).toHaveLength(1);
+    }
+  });
+
   it('keeps each caller\'s answers apart', async () => {
     const author = await s.user('author', 'cache-author');
     const draft = (await s.raw('POST', `${NS}/events`, { as: author, json: { title: 'Author draft', status: 'draft', start_date: '2031-06-02 10:00', end_date: '2031-06-02 11:00' } })).body;

@@ -95,6 +95,11 @@ export class ResponseCache {
   private readonly aliases = new Map<string, string>();
   private readonly maxEntry: number;
   private bytes = 0;
+  /**
+   * The answers being computed, by key: a request that finds its answer being computed waits for it rather than
+   * computing it again (a popular list, when its second turns, was computed by every request that arrived meanwhile).
+   */
+  private readonly computing = new Map<string, Promise<void>>();
 
   /**
    * `maxBytes`: the most serialised bytes kept (ALMANAC_CACHE_MB); `changes`: the engine's view of the change log,
@@ -205,11 +210,42 @@ export class ResponseCache {
         ctx.state.cached = hit;
         return;
       }
+      // the same answer being computed for another request: wait for it, then take it if it is still exact as of this
+      // request's reading (find checks it against every change seen since the computation began)
+      const computing = this.computing.get(key);
+      if (computing) {
+        await computing;
+        const computed = this.find(key);
+        if (computed) {
+          ctx.state.cached = computed;
+          return;
+        }
+      }
       const computedAt = this.moment;
       const reads = new ReadSet();
       ctx.state.reads = reads;
-      await next();
-      ctx.state.store = (answer: CachedAnswer) => this.store(key, answer, computedToTheSecond(operation.operationId), computedAt, reads);
+      let settled!: () => void;
+      const done = new Promise<void>((resolve) => (settled = resolve));
+      const settle = () => {
+        if (this.computing.get(key) === done) this.computing.delete(key);
+        settled();
+      };
+      this.computing.set(key, done);
+      // settled once the response stage has kept the answer, or once the response ends whatever became of it
+      ctx.res.once('close', settle);
+      try {
+        await next();
+      } catch (err) {
+        settle();
+        throw err;
+      }
+      ctx.state.store = (answer: CachedAnswer) => {
+        try {
+          return this.store(key, answer, computedToTheSecond(operation.operationId), computedAt, reads);
+        } finally {
+          settle();
+        }
+      };
     };
   }
 }
