@@ -371,11 +371,13 @@ export class PostService {
    * out), else under the first free numbered one, as `uniqueSlug` would have chosen.
    */
   private async insertNew<T extends PostType>(record: NewRecord<T>): Promise<RecordOf<T>> {
-    const created = (await this.repos.posts.create(record))
-      ?? (await this.repos.posts.create({ ...record, slug: await this.numberedSlug(record.type, record.lang, record.slug, null) }));
+    const created = await this.repos.posts.create(record);
+    if (created) return created;
+    const numbered = await this.numberedSlug(record.type, record.lang, record.slug, null);
     // writes are serialised: no one can take the numbered slug in between
-    if (!created) throw new Error(`the free slug ${record.slug} was taken while it was being written`);
-    return created;
+    const retried = await this.repos.posts.create({ ...record, slug: numbered });
+    if (!retried) throw new Error(`the slug ${numbered}, found free, was taken before it was written`);
+    return retried;
   }
 
   /** The first free `slug-2`, `slug-3`, … among records of the type and language, ignoring the record itself. */

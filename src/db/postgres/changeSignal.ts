@@ -88,11 +88,11 @@ export class ChangeSignal {
     })();
   }
 
+  /** Gives up the listening connection (a client still connecting is ended by `listen` itself). */
   private drop(client: pg.Client): void {
-    if (this.client === client) {
-      this.client = null;
-      this.moved = true;
-    }
+    if (this.client !== client) return;
+    this.client = null;
+    this.moved = true;
     client.end().catch(() => undefined);
   }
 }

@@ -284,13 +284,11 @@ export class PostgresPosts implements PostsRepository {
   }
 
   async insert<T extends PostType>(record: NewRecord<T>): Promise<number> {
-    const group = record.translationOf === null ? null : (await this.findById(record.translationOf))!.translationGroup;
-    return this.insertRow(null, group, record);
+    return this.insertRow(null, await this.groupJoined(record), record);
   }
 
   async create<T extends PostType>(record: NewRecord<T>): Promise<RecordOf<T> | null> {
-    const group = record.translationOf === null ? null : (await this.findById(record.translationOf))!.translationGroup;
-    const [row] = await query<Row>(this.db, CREATE[record.type], this.insertValues(null, group, record));
+    const [row] = await query<Row>(this.db, CREATE[record.type], this.insertValues(null, await this.groupJoined(record), record));
     if (!row) return null;
     const created = record.type === 'event'
       ? eventFromRow(row, (record as unknown as EventRecord).organizerIds, [...new Set((record as unknown as EventRecord).termIds)])
@@ -307,6 +305,11 @@ export class PostgresPosts implements PostsRepository {
   private async insertRow(id: number | null, group: number | null, record: Omit<PostRecord, 'id' | 'translationGroup'>): Promise<number> {
     const [inserted] = await query<{ id: number }>(this.db, INSERT[record.type], this.insertValues(id, group, record));
     return inserted!.id;
+  }
+
+  /** The translation group a new record joins (its translation's), or null when it starts its own. */
+  private async groupJoined(record: NewRecord<PostType>): Promise<number | null> {
+    return record.translationOf === null ? null : (await this.findById(record.translationOf))!.translationGroup;
   }
 
   /** The parameters of an insert statement (`insertStatement`). */
