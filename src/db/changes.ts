@@ -5,13 +5,15 @@
  *
  * Tags, and why they are enough:
  * - a read by key names the row it read (`p12`: post 12 with its details, links, term links and revision count;
- *   `t7`: term 7 with its count; `u3`, `m5`), and a read of a translation group names the group (`pg12`, `tg7`);
+ *   `t7`: term 7 without its count, `n7`: term 7's count; `u3`, `m5`), and a read of a translation group names the
+ *   group (`pg12`, `tg7`);
  * - any other read (a list, a search, a slug or name lookup) names the whole table it queries (`*event`, `*venue`,
  *   `*organizer`, `*category`, `*tag`, `*user`, `*media`): whatever row enters or leaves it, it is retired; a read of
  *   terms' names, slugs and tree only (a slug path, a lookup by name, descendants) names their shape (`~category`,
  *   `~tag`), which the counts an event write moves leave alone;
  * - a write names every row it changes, the groups those rows leave or join, and the tables they are in: a post write
- *   also names the terms whose counts it moves (old and new links); what moves rows it does not name one by one
+ *   also names the counts of the terms it may move (old and new links: `n7`), not the terms themselves, so an answer
+ *   that is stale by counts alone can be brought up to date by its counts (http/cache.ts); what moves rows it does not name one by one
  *   (trashing a venue unlinks events; deleting a term reparents children; purging trash) names everything (`*`).
  * So an answer is retired by a write only when the write changed a row the answer read by key or a table it queried:
  * exact (no change is missed) and narrow (a new event retires the lists, not every cached event).
@@ -32,6 +34,8 @@ export const tag = {
   postGroup: (group: number) => `pg${group}`,
   posts: (type: PostType) => `*${type}`,
   term: (id: number) => `t${id}`,
+  /** A term's count of published events, which post writes move without changing the term. */
+  termCount: (id: number) => `n${id}`,
   termGroup: (group: number) => `tg${group}`,
   terms: (taxonomy: Taxonomy) => `*${taxonomy}`,
   /** The names, slugs and tree of a taxonomy's terms (not their counts). */
@@ -52,6 +56,11 @@ export class ReadSet {
   readonly tags = new Set<Tag>();
   /** Set when something was read that no rule describes: the answer must not be cached. */
   unknown = false;
+  /**
+   * The term objects the answer shows a count in (termView.ts adds each one it builds), by term id: where an answer
+   * stale by counts alone has them (see http/cache.ts).
+   */
+  readonly shownCounts: { termId: number; wire: object }[] = [];
 
   add(tags: readonly Tag[]): void {
     for (const t of tags) this.tags.add(t);
@@ -159,6 +168,17 @@ export class ChangeTracker {
     return true;
   }
 
+  /**
+   * The tags of `tags` changed since stamp `at` (none: the answer is still exact); null when everything changed since
+   * (a `*` change, changes missed, a record fell due).
+   */
+  changedSince(tags: Iterable<Tag>, at: number): Tag[] | null {
+    if (at < this.floor) return null;
+    const changed: Tag[] = [];
+    for (const t of tags) if ((this.changedAt.get(t) ?? 0) > at) changed.push(t);
+    return changed;
+  }
+
   private retireAll(): void {
     this.stamp++;
     this.floor = this.stamp;
@@ -190,11 +210,14 @@ function postChange(record: Pick<PostRecord, 'id' | 'type' | 'translationGroup'>
   const tags = [tag.post(record.id), tag.posts(record.type), tag.postGroup(record.translationGroup)];
   if (before) tags.push(tag.postGroup(before.translationGroup));
   for (const r of [record, before]) {
-    if (r && 'termIds' in r) for (const id of (r as { termIds: number[] }).termIds) tags.push(tag.term(id));
+    if (r && 'termIds' in r) for (const id of (r as { termIds: number[] }).termIds) tags.push(tag.termCount(id));
   }
   if (record.type === 'event' || before?.type === 'event') tags.push(...ALL_TERMS);
   return tags;
 }
+
+/** What a read of a term by key names: the term and its count. */
+const termRead = (id: number): Tag[] => [tag.term(id), tag.termCount(id)];
 
 /**
  * What a page's view read besides its posts: the linked records and the groups of their translations, the members
@@ -206,8 +229,8 @@ function viewLinksRead(q: ViewLinksQuery, found: ViewLinks): Tag[] {
   for (const linked of [...found.venues.values(), ...found.organizers.values()]) tags.push(tag.post(linked.id), tag.postGroup(linked.translationGroup));
   for (const groups of Object.values(q.groups)) for (const g of groups) tags.push(tag.postGroup(g));
   for (const byGroup of Object.values(found.members)) for (const g of byGroup.keys()) tags.push(tag.postGroup(g));
-  tags.push(...q.termIds.map(tag.term));
-  for (const term of found.terms.values()) tags.push(tag.term(term.id), tag.termGroup(term.translationGroup));
+  tags.push(...q.termIds.flatMap(termRead));
+  for (const term of found.terms.values()) tags.push(...termRead(term.id), tag.termGroup(term.translationGroup));
   tags.push(...q.imageIds.map(tag.media), ...[...found.media.keys()].map(tag.media));
   return tags;
 }
@@ -262,8 +285,8 @@ async function termChange(id: number, repos: Repositories, group?: number): Prom
 }
 
 const terms: Rules<TermsRepository, Repositories> = {
-  findById: { reads: ([id]) => [tag.term(id)] },
-  findMany: { reads: ([ids]) => ids.map(tag.term) },
+  findById: { reads: ([id]) => termRead(id) },
+  findMany: { reads: ([ids]) => ids.flatMap(termRead) },
   withDescendants: { reads: () => [tag.termShapes('category')] },
   findBySlugOrName: { reads: ([taxonomy]) => [tag.termShapes(taxonomy)] },
   explainNameLookups: { reads: none },

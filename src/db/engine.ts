@@ -238,6 +238,11 @@ export interface Engine {
   /** What changed, as this process has seen it through `generation` readings: what the caches consult. */
   readonly changes: ChangeTracker;
   /**
+   * The counts these terms show (TermRecord.count; a term that no longer exists is missing) and the change log's
+   * newest sequence, read together from one snapshot: the counts are those of exactly that point of the log.
+   */
+  termCounts(ids: number[]): Promise<{ counts: Map<number, number>; seq: number }>;
+  /**
    * Runs a bulk load (seeding, an import) made of writes: the engine may tune itself for it while it runs (SQLite: a
    * large page cache, no automatic checkpoints) and tidies up after (a checkpoint, fresh statistics).
    */

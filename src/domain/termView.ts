@@ -20,7 +20,11 @@ export interface TermViewContext {
   links?: string[];
 }
 
-/** A term as the category and tag routes return it (reference resources.md §4.2, DESIGN §5 #11). */
+/**
+ * A term as the category and tag routes return it (reference resources.md §4.2, DESIGN §5 #11). This and
+ * `embeddedTerm` are the only places an answer shows a term's count: each object they build is noted in the request's
+ * ReadSet (`shownCounts`), for the response cache (http/cache.ts).
+ */
 export function termToWire<T extends Taxonomy>(term: TermRecord & { taxonomy: T }, view: TermViewContext): TermWire<T> {
   const { state } = view;
   const tax = TAXONOMY[term.taxonomy];
@@ -57,6 +61,7 @@ export function termToWire<T extends Taxonomy>(term: TermRecord & { taxonomy: T 
     if (term.parentId) links.up = [{ href: `${collection}/${term.parentId}`, embeddable: true }];
     wire._links = links;
   }
+  state.reads?.shownCounts.push({ termId: term.id, wire });
   return wire as TermWire<T>;
 }
 
@@ -65,7 +70,7 @@ export function embeddedTerm(term: TermRecord, state: RequestState): Schemas['Te
   const collection = `${state.restBase}/${TAXONOMY[term.taxonomy].route}`;
   const urls: Schemas['TermUrls'] = { self: `${collection}/${term.id}`, collection };
   if (term.parentId) urls.up = `${collection}/${term.parentId}`;
-  return {
+  const wire: Schemas['Term'] = {
     name: escapeTermName(term.name),
     slug: term.slug,
     term_group: 0,
@@ -79,4 +84,6 @@ export function embeddedTerm(term: TermRecord, state: RequestState): Schemas['Te
     urls,
     lang: term.lang,
   };
+  state.reads?.shownCounts.push({ termId: term.id, wire });
+  return wire;
 }

@@ -1,8 +1,9 @@
 import type { Middleware } from 'koa';
-import { ReadSet, type ChangeTracker, type Tag } from '../db/changes.js';
+import { ReadSet, tag, type ChangeTracker, type Tag } from '../db/changes.js';
 import type { Engine } from '../db/engine.js';
 import type { RoutedRequest } from './route.js';
 import type { Caller } from '../domain/context.js';
+import { entityTag } from './conditional.js';
 
 /**
  * A cache of serialised GET answers that is exactly right, never merely fresh enough:
@@ -17,6 +18,12 @@ import type { Caller } from '../domain/context.js';
  * - the key holds the caller (user and role), the site address and the request as the handler reads it (path,
  *   language, declared parameters, `_fields`; see `requestKey`).
  * The health check is never cached. Entries are bounded in number and bytes, oldest out first.
+ *
+ * An answer that is stale only because counts of terms it shows moved (a new event in a category changes the count
+ * every event of that category shows) is brought up to date rather than computed again: the cache knows where in its
+ * bytes each count is (`CountSite`), reads the current counts with the change log's newest sequence from one snapshot
+ * (`Engine.termCounts`), and writes them in when that sequence is the one this process has seen: the result is then
+ * byte for byte what computing it at that point of the log would give.
  */
 export interface CachedAnswer {
   status: number;
@@ -47,8 +54,20 @@ export function replayKey(status: number, origin: string): string {
 /** What a variant's header lines take in memory, roughly: their characters and a string's own overhead each. */
 const linesSize = (lines: string[]) => lines.reduce((n, line) => n + line.length + 32, 0);
 
+/** Where an answer shows a term's count: the digits' offset and length in its bytes. */
+interface CountSite {
+  termId: number;
+  offset: number;
+  length: number;
+}
+
 interface Entry {
   answer: CachedAnswer;
+  /**
+   * Where the answer shows term counts, in order of offset, when every term object it shows was found in its bytes
+   * and its ETag (if any) is the hash of its bytes; otherwise null: such an answer is computed again when counts move.
+   */
+  counts: CountSite[] | null;
   /** What the answer read, and the change tracker's stamp it was computed after. */
   reads: Tag[];
   at: number;
@@ -114,14 +133,74 @@ export class ResponseCache {
    * read the generation first).
    */
   find(key: string): CachedAnswer | undefined {
+    const found = this.check(key);
+    return found && 'answer' in found ? found.answer : undefined;
+  }
+
+  /**
+   * The answer under `key` if it is exactly right as of the change log read for this request, brought up to date
+   * first when counts it shows are all that moved (then asynchronously).
+   */
+  current(key: string, engine: Engine): CachedAnswer | undefined | Promise<CachedAnswer | undefined> {
+    const found = this.check(key);
+    if (found === undefined) return undefined;
+    return 'answer' in found ? found.answer : this.withCurrentCounts(key, found.stale, engine);
+  }
+
+  /**
+   * What the cache holds under `key`: an answer still exactly right; or one stale only by counts it shows (kept until
+   * brought up to date or replaced); or nothing (an answer stale otherwise is dropped).
+   */
+  private check(key: string): { answer: CachedAnswer } | { stale: Entry } | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
-    if ((entry.second !== -1 && entry.second !== currentSecond()) || !this.changes.isCurrent(entry.reads, entry.at)) {
-      this.entries.delete(key);
-      this.bytes -= entry.size;
+    if (entry.second === -1 || entry.second === currentSecond()) {
+      const changed = this.changes.changedSince(entry.reads, entry.at);
+      if (changed?.length === 0) return { answer: entry.answer };
+      if (changed && entry.counts && movedCounts(changed, entry.counts)) return { stale: entry };
+    }
+    this.drop(key, entry);
+    return undefined;
+  }
+
+  private drop(key: string, entry: Entry): void {
+    if (this.entries.get(key) !== entry) return;
+    this.entries.delete(key);
+    this.bytes -= entry.size;
+  }
+
+  /**
+   * Brings an answer stale by the counts it shows alone up to date (see the class comment), keeps it in place of the
+   * stale one and returns it; or drops the stale one and returns undefined when the log moved meanwhile (the answer is
+   * then computed as any other).
+   */
+  private async withCurrentCounts(key: string, stale: Entry, engine: Engine): Promise<CachedAnswer | undefined> {
+    // every count it shows, not only those that moved: more may move while they are read
+    const shown = [...new Set(stale.counts!.map((site) => site.termId))];
+    const { counts, seq } = await engine.termCounts(shown);
+    const changed = this.changes.changedSince(stale.reads, stale.at);
+    const current = seq === this.changes.lastSeq && this.entries.get(key) === stale && changed !== null && movedCounts(changed, stale.counts!) !== null;
+    if (!current || shown.some((id) => !counts.has(id))) {
+      this.drop(key, stale);
       return undefined;
     }
-    return entry.answer;
+    const { bytes, sites } = writeCounts(stale.answer.bytes, stale.counts!, counts);
+    const tag = entityTag(bytes);
+    const headers = stale.answer.headers.ETag === undefined ? stale.answer.headers : { ...stale.answer.headers, ETag: tag };
+    const answer: CachedAnswer = { status: stale.answer.status, bytes, headers, linkPrefix: stale.answer.linkPrefix };
+    // the header lines GETs were sent differ in the tag and the length alone
+    let size = bytes.length;
+    if (stale.answer.replays) {
+      answer.replays = new Map();
+      for (const [variant, lines] of stale.answer.replays) {
+        const updated = lines.map((line, i) => (i % 2 === 0 ? line : withBytes(lines[i - 1]!, line, tag, bytes.length)));
+        answer.replays.set(variant, updated);
+        size += linesSize(updated);
+      }
+    }
+    this.drop(key, stale);
+    this.keep(key, { answer, counts: sites, reads: stale.reads, at: this.changes.now, second: stale.second, size });
+    return answer;
   }
 
   /** What an answer computed from now on is current as of: the change tracker's stamp and the second. */
@@ -134,7 +213,7 @@ export class ResponseCache {
    * no rule describes or a change seen since retires it already; returns what is kept, if anything. An answer
    * `toTheSecond` is kept for the second it was computed in.
    */
-  store(key: string, answer: CachedAnswer, toTheSecond: boolean, moment: { at: number; second: number }, reads: ReadSet): CachedAnswer | undefined {
+  store(key: string, answer: CachedAnswer, toTheSecond: boolean, moment: { at: number; second: number }, reads: ReadSet, taggedByBytes: boolean): CachedAnswer | undefined {
     if (answer.bytes.length > this.maxEntry || reads.unknown || !this.changes.isCurrent(reads.tags, moment.at)) return undefined;
     // a small Buffer is a slice of a shared pool: keep a copy of its own, so an entry holds only its bytes
     if (answer.bytes.buffer.byteLength !== answer.bytes.length) {
@@ -142,15 +221,17 @@ export class ResponseCache {
       answer.bytes.copy(own);
       answer = { ...answer, bytes: own };
     }
-    const replaced = this.entries.get(key);
-    if (replaced) {
-      this.entries.delete(key);
-      this.bytes -= replaced.size;
-    }
-    this.entries.set(key, { answer, reads: [...reads.tags], at: moment.at, second: toTheSecond ? moment.second : -1, size: answer.bytes.length });
-    this.bytes += answer.bytes.length;
-    this.trim();
+    const counts = taggedByBytes || answer.headers.ETag === undefined ? countSites(answer.bytes, reads.shownCounts) : null;
+    this.keep(key, { answer, counts, reads: [...reads.tags], at: moment.at, second: toTheSecond ? moment.second : -1, size: answer.bytes.length });
     return answer;
+  }
+
+  private keep(key: string, entry: Entry): void {
+    const replaced = this.entries.get(key);
+    if (replaced) this.drop(key, replaced);
+    this.entries.set(key, entry);
+    this.bytes += entry.size;
+    this.trim();
   }
 
   /**
@@ -204,8 +285,8 @@ export class ResponseCache {
       const request = requestKey(routed);
       this.alias(ctx.url, request);
       const key = cacheKey(ctx.state.user as Caller | null, routed.site, request);
-      const hit = this.find(key);
       ctx.state.keepReplay = (answer: CachedAnswer, variant: string, lines: () => string[]) => this.keepReplay(key, answer, variant, lines);
+      const hit = await this.current(key, engine);
       if (hit) {
         ctx.state.cached = hit;
         return;
@@ -239,13 +320,66 @@ export class ResponseCache {
         settle();
         throw err;
       }
-      ctx.state.store = (answer: CachedAnswer) => {
+      ctx.state.store = (answer: CachedAnswer, taggedByBytes: boolean) => {
         try {
-          return this.store(key, answer, computedToTheSecond(operation.operationId), computedAt, reads);
+          return this.store(key, answer, computedToTheSecond(operation.operationId), computedAt, reads, taggedByBytes);
         } finally {
           settle();
         }
       };
     };
   }
+}
+
+/** A header line's value for an answer of other bytes: the tag and the length are theirs, the rest as sent. */
+function withBytes(name: string, value: string, tag: string, length: number): string {
+  const lower = name.toLowerCase();
+  return lower === 'etag' ? tag : lower === 'content-length' ? String(length) : value;
+}
+
+/** Whether all that changed are counts of terms the answer shows (where, `sites` knows). */
+function movedCounts(changed: Tag[], sites: CountSite[]): boolean {
+  return changed.every((t) => {
+    const id = Number(t.slice(1));
+    return t === tag.termCount(id) && sites.some((s) => s.termId === id);
+  });
+}
+
+/**
+ * Where `bytes` show the counts of the term objects an answer was built with (ReadSet.shownCounts); null when one of
+ * them is not in the bytes as built (`_fields` took some of its keys, say): the counts it shows are then not all known.
+ */
+function countSites(bytes: Buffer, shown: ReadSet['shownCounts']): CountSite[] | null {
+  const sites = new Map<number, CountSite>();
+  for (const { termId, wire } of shown) {
+    const text = JSON.stringify(wire);
+    const count = String((wire as { count: number }).count);
+    // the object's own count: names and descriptions are JSON strings, where a quote is escaped
+    const key = `"count":${count}`;
+    const inText = text.indexOf(key);
+    if (inText < 0 || !/[,}]/.test(text[inText + key.length] ?? '')) return null;
+    const digits = Buffer.byteLength(text.slice(0, inText + key.length - count.length));
+    const object = Buffer.from(text);
+    let at = bytes.indexOf(object);
+    if (at < 0) return null;
+    for (; at >= 0; at = bytes.indexOf(object, at + object.length)) sites.set(at + digits, { termId, offset: at + digits, length: count.length });
+  }
+  return [...sites.values()].sort((a, b) => a.offset - b.offset);
+}
+
+/** `bytes` with each site's count replaced by `counts`' (every site's term is in it), and where they now are. */
+function writeCounts(bytes: Buffer, sites: CountSite[], counts: Map<number, number>): { bytes: Buffer; sites: CountSite[] } {
+  const parts: Buffer[] = [];
+  const moved: CountSite[] = [];
+  let from = 0;
+  let shift = 0;
+  for (const site of sites) {
+    const digits = Buffer.from(String(counts.get(site.termId)!));
+    parts.push(bytes.subarray(from, site.offset), digits);
+    moved.push({ termId: site.termId, offset: site.offset + shift, length: digits.length });
+    shift += digits.length - site.length;
+    from = site.offset + site.length;
+  }
+  parts.push(bytes.subarray(from));
+  return { bytes: Buffer.concat(parts), sites: moved };
 }

@@ -10,6 +10,9 @@ import { isReplayableGet, nextRequestId } from './respond.js';
 import { siteOf } from './route.js';
 import type { Caller } from '../domain/context.js';
 
+// the database unreadable, say: the full pipeline answers, in WordPress's shape
+const unreadable = () => false;
+
 /**
  * The front answer: a GET (see `isReplayableGet`) whose answer the response cache holds, from a caller known without
  * reading anything but the database generation (anonymous, or credentials settled and still current), is answered
@@ -17,12 +20,14 @@ import type { Caller } from '../domain/context.js';
  * same `Origin` and the same outcome of `If-None-Match` / `If-Modified-Since` (200 or 304), with a request id of its
  * own. Anything else (a miss, another method, a variant not sent yet, credentials not settled) returns false and goes
  * through Koa, which may then make the next one a front answer. When the engine knows its generation at once (SQLite)
- * the whole answer is synchronous; otherwise (PostgreSQL) it waits for the one reading the request needs.
+ * the whole answer is synchronous; otherwise (PostgreSQL) it waits for the one reading the request needs. An answer
+ * stale by the counts it shows alone is brought up to date first (ResponseCache.current), which reads the database.
  */
 export function frontAnswer(deps: { cache: ResponseCache; settled: SettledCallers; engine: Engine; config: Config; log: Logger }): (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean> {
   const { cache, settled, engine, config, log } = deps;
+  type Found = { answer: CachedAnswer; caller: Caller | null; status: number; lines: string[] } | undefined;
   /** The cached answer this request may be given, or undefined (then Koa answers, and reports any failure). */
-  const lookup = (req: IncomingMessage): { answer: CachedAnswer; caller: Caller | null; status: number; lines: string[] } | undefined => {
+  const lookup = (req: IncomingMessage): Found | Promise<Found> => {
     let caller: Caller | null = null;
     const authorization = req.headers.authorization;
     if (authorization !== undefined) {
@@ -32,15 +37,21 @@ export function frontAnswer(deps: { cache: ResponseCache; settled: SettledCaller
     }
     const request = cache.requestKeyOf(req.url ?? '/');
     if (request === undefined) return undefined;
-    const answer = cache.find(cacheKey(caller, siteOf(config, req), request));
-    if (answer?.replays === undefined) return undefined;
-    const status = answer.status === 200 && conditional(req, answer) ? 304 : answer.status;
-    const lines = answer.replays.get(replayKey(status, req.headers.origin || ''));
-    return lines === undefined ? undefined : { answer, caller, status, lines };
+    const replay = (answer: CachedAnswer | undefined): Found => {
+      if (answer?.replays === undefined) return undefined;
+      const status = answer.status === 200 && conditional(req, answer) ? 304 : answer.status;
+      const lines = answer.replays.get(replayKey(status, req.headers.origin || ''));
+      return lines === undefined ? undefined : { answer, caller, status, lines };
+    };
+    const current = cache.current(cacheKey(caller, siteOf(config, req), request), engine);
+    return current instanceof Promise ? current.then(replay) : replay(current);
   };
   /** Called once the generation was read for this request: the change tracker is up to date. */
-  const answer = (req: IncomingMessage, res: ServerResponse): boolean => {
+  const answer = (req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> => {
     const found = lookup(req);
+    return found instanceof Promise ? found.then((f) => send(req, res, f), unreadable) : send(req, res, found);
+  };
+  const send = (req: IncomingMessage, res: ServerResponse, found: Found): boolean => {
     if (found === undefined) return false;
     const { answer, caller, status, lines } = found;
     const requestId = nextRequestId();
@@ -49,8 +60,6 @@ export function frontAnswer(deps: { cache: ResponseCache; settled: SettledCaller
     log.debug('request', { requestId, method: 'GET', path: req.url!.split('?', 1)[0], status, user: caller?.login, ms: 0, front: true });
     return true;
   };
-  // the database unreadable, say: the full pipeline answers, in WordPress's shape
-  const unreadable = () => false;
   return (req, res) => {
     if (!isReplayableGet(req.method, req.headers)) return false;
     let generation: string | Promise<string>;

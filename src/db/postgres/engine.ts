@@ -12,7 +12,7 @@ import { PostgresMedia } from './media.js';
 import { migratePostgres, schemaVersion } from './migrate.js';
 import { NEXT_SCHEDULED, PostgresPosts } from './posts.js';
 import { query } from './sql.js';
-import { PostgresTerms } from './terms.js';
+import { PostgresTerms, TERM_COUNT } from './terms.js';
 import { PostgresUsers } from './users.js';
 
 export interface PostgresOptions {
@@ -143,6 +143,15 @@ export class PostgresEngine implements Engine {
 
   async bookkeep<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
     return work(this.repos);
+  }
+
+  async termCounts(ids: number[]): Promise<{ counts: Map<number, number>; seq: number }> {
+    // one statement: one snapshot
+    const [row] = await query<{ seq: number | null; counts: [number, number][] | null }>(this.pool,
+      `SELECT (SELECT MAX(seq) FROM change_log) AS seq,
+        (SELECT json_agg(json_build_array(t.id, ${TERM_COUNT('$2')})) FROM terms t WHERE t.id = ANY($1::bigint[])) AS counts`,
+      [ids, utcNowWire()]);
+    return { counts: new Map((row?.counts ?? []).map(([id, count]) => [Number(id), Number(count)])), seq: Number(row?.seq ?? 0) };
   }
 
   async generation(): Promise<string> {

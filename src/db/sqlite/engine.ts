@@ -16,7 +16,7 @@ import { SqliteMedia } from './media.js';
 import { migrate, schemaVersionOf } from './migrate.js';
 import { nextScheduledOf, SqlitePosts } from './posts.js';
 import { ReadThreads } from './readThreads.js';
-import { SqliteTerms } from './terms.js';
+import { COUNT, SqliteTerms } from './terms.js';
 import { SqliteUsers } from './users.js';
 
 export interface SqliteOptions {
@@ -70,6 +70,7 @@ export class SqliteEngine implements Engine {
   private readonly threads: ReadThreads | null;
   private readonly probe: Db;
   private readonly generationOf: () => string;
+  private readonly termCountsOf: (ids: number[]) => { counts: Map<number, number>; seq: number };
   readonly changes: ChangeTracker;
   private closed = false;
   readonly lockout: LockoutStore;
@@ -97,6 +98,14 @@ export class SqliteEngine implements Engine {
     const lastChange = this.probe.prepare<[], number>('SELECT MAX(seq) FROM change_log').pluck();
     const changesFrom = this.probe.prepare<[number, number], { seq: number; tags: string }>('SELECT seq, tags FROM change_log WHERE seq >= ? ORDER BY seq LIMIT ?');
     const nextScheduled = nextScheduledOf(this.probe);
+    const termCounts = this.probe.prepare<{ ids: string; now: string }, { seq: number | null; counts: string }>(
+      `SELECT (SELECT MAX(seq) FROM change_log) AS seq,
+        (SELECT json_group_array(json_array(t.id, ${COUNT})) FROM terms t WHERE t.id IN (SELECT value FROM json_each(@ids))) AS counts`,
+    );
+    this.termCountsOf = (ids) => {
+      const row = termCounts.get({ ids: JSON.stringify(ids), now: utcNowWire() })!;
+      return { counts: new Map(JSON.parse(row.counts) as [number, number][]), seq: row.seq ?? 0 };
+    };
     const tracker = new GenerationTracker();
     this.changes = tracker.changes;
     let seenVersion = -1;
@@ -159,6 +168,10 @@ export class SqliteEngine implements Engine {
       reader.commit.run();
       this.release(reader);
     }
+  }
+
+  async termCounts(ids: number[]): Promise<{ counts: Map<number, number>; seq: number }> {
+    return this.termCountsOf(ids); // one statement: one snapshot
   }
 
   write<T>(work: (unit: WriteUnit) => Promise<T>): Promise<T> {

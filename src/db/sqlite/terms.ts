@@ -12,7 +12,7 @@ interface TermRow { id: number; taxonomy: string; name: string; slug: string; de
  * events whose date has not come.
  */
 // CROSS JOIN fixes the order: from the few scheduled events (partial index events_scheduled) to their links.
-const COUNT = `(t.event_count - (SELECT COUNT(*) FROM events e CROSS JOIN event_terms et ON et.event_id = e.post_id AND et.term_id = t.id
+export const COUNT = `(t.event_count - (SELECT COUNT(*) FROM events e CROSS JOIN event_terms et ON et.event_id = e.post_id AND et.term_id = t.id
   WHERE e.status = 'future' AND e.date_utc > @now AND e.protected = 0))`;
 
 const toTerm = (r: TermRow): TermRecord => ({
