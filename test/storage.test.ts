@@ -4,11 +4,15 @@
  * file: the sqlite project only (vitest.config.ts).
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readlinkSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { storageFault } from '../src/db/faults.js';
 import { openDatabase } from '../src/db/sqlite/connection.js';
-import type { SqliteEngine } from '../src/db/sqlite/engine.js';
+import { SqliteEngine } from '../src/db/sqlite/engine.js';
+import { GroupCommit } from '../src/db/sqlite/groupCommit.js';
+import { TEST_ENGINE } from './helpers/engines.js';
 import { migrate } from '../src/db/sqlite/migrate.js';
 import { Almanac, call, cleanUp, tempDb } from './helpers/process.js';
 import { NS, TestServer } from './helpers/server.js';
@@ -155,4 +159,60 @@ describe('a database that cannot be written at start-up', () => {
     chmodSync(parent, 0o755);
     await refused(join(locked, 'data', 'almanac.sqlite'), [locked]);
   }, 90_000);
+});
+
+describe.skipIf(TEST_ENGINE !== 'sqlite')('a write\'s acknowledgement', () => {
+  it('waits until the batch is durable, and a batch that cannot be made durable is acknowledged to no one', async () => {
+    const db = openDatabase(tempDb());
+    migrate(db);
+    db.pragma('synchronous = NORMAL');
+    let made: (() => void)[] = [];
+    let fail = false;
+    const group = new GroupCommit(db, () => undefined, () => new Promise<void>((resolve, reject) => made.push(() => (fail ? reject(Object.assign(new Error('no space'), { code: 'ENOSPC' })) : resolve()))));
+    const insert = db.prepare("INSERT INTO change_log (changed_utc, tags) VALUES ('2031-01-01 00:00:00', ?)");
+    const settled: string[] = [];
+    const writes = ['a', 'b'].map((tag) => group.run(async () => insert.run(tag), null).then(() => settled.push(tag)));
+    await vi.waitFor(() => expect(made).toHaveLength(1));
+    // committed but not yet durable: nobody has been told
+    expect(db.prepare("SELECT COUNT(*) AS n FROM change_log WHERE tags IN ('a', 'b')").get()).toEqual({ n: 2 });
+    await sleep(20);
+    expect(settled).toEqual([]);
+    made[0]!();
+    await Promise.all(writes);
+    expect(settled).toEqual(['a', 'b']);
+
+    made = [];
+    fail = true;
+    const refused = group.run(async () => insert.run('c'), null);
+    await vi.waitFor(() => expect(made).toHaveLength(1));
+    made[0]!();
+    await expect(refused).rejects.toMatchObject({ code: 'ENOSPC' });
+    expect(storageFault(await refused.catch((e: unknown) => e))).toBe('full');
+    db.close();
+  });
+
+  it('is made durable off the event loop: the engine\'s writer commits at synchronous=NORMAL and fsyncs its log', async () => {
+    const path = tempDb();
+    const engine = await SqliteEngine.open(path);
+    try {
+      expect(engine.database.pragma('synchronous', { simple: true })).toBe(1); // NORMAL
+      const synced: string[] = [];
+      const probe = await open(path, 'r');
+      const FileHandleProto = Object.getPrototypeOf(probe) as { sync: () => Promise<void> };
+      await probe.close();
+      const { sync } = FileHandleProto;
+      FileHandleProto.sync = function (this: { fd: number }) {
+        synced.push(readlinkSync(`/proc/self/fd/${this.fd}`));
+        return sync.call(this);
+      };
+      try {
+        await engine.write(async (unit) => unit.users.create({ login: 'durable', email: 'durable@example.com', role: 'editor' }));
+      } finally {
+        FileHandleProto.sync = sync;
+      }
+      expect(synced).toEqual([`${path}-wal`]);
+    } finally {
+      await engine.close();
+    }
+  });
 });

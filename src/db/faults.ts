@@ -6,12 +6,12 @@
  */
 export type StorageFault = 'full' | 'read-only' | 'busy';
 
-/** The storage fault an error of SQLite reports, or null for any other error. */
+/** The storage fault an error of SQLite (or of the file system, making its log durable) reports, or null for any other error. */
 export function storageFault(err: unknown): StorageFault | null {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return null;
-  if (code === 'SQLITE_FULL') return 'full';
-  if (code.startsWith('SQLITE_READONLY')) return 'read-only';
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') return 'full';
+  if (code.startsWith('SQLITE_READONLY') || code === 'EROFS') return 'read-only';
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return 'busy';
   return null;
 }

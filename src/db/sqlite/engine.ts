@@ -1,6 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import { DateTime } from 'luxon';
 import { existsSync } from 'node:fs';
+import { open, stat, type FileHandle } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { projectRoot } from '../../paths.js';
@@ -41,6 +42,37 @@ function readThreadScript(): URL | null {
   return existsSync(built) ? new URL(`file://${built}`) : null;
 }
 
+/**
+ * Makes what was written to a file durable: an fsync on libuv's threads, through a handle kept open. The write-ahead
+ * log stays the same file while a connection (the writer) has the database open; should it be another file all the
+ * same (its path names another inode, checked beside each sync), the new one is opened and synced.
+ */
+class FileSync {
+  private handle: { file: FileHandle; ino: number; dev: number } | null = null;
+
+  constructor(private readonly path: string) {}
+
+  async sync(): Promise<void> {
+    const held = this.handle ?? (this.handle = await this.open());
+    const [, now] = await Promise.all([held.file.sync(), stat(this.path)]);
+    if (now.ino === held.ino && now.dev === held.dev) return;
+    this.handle = null;
+    await held.file.close();
+    await this.sync();
+  }
+
+  async close(): Promise<void> {
+    await this.handle?.file.close();
+    this.handle = null;
+  }
+
+  private async open(): Promise<{ file: FileHandle; ino: number; dev: number }> {
+    const file = await open(this.path, 'r+');
+    const { ino, dev } = await file.stat();
+    return { file, ino, dev };
+  }
+}
+
 /** The most connections reads hold at once on the event loop (more wait): reads rarely overlap there at all. */
 const MAX_READERS = 8;
 /** Change log rows older than this are pruned (a cache that missed that many changes starts afresh anyway). */
@@ -69,6 +101,7 @@ export class SqliteEngine implements Engine {
   private readonly waiting: ((reader: Reader) => void)[] = [];
   private readonly threads: ReadThreads | null;
   private readonly probe: Db;
+  private readonly walSync: FileSync;
   private readonly generationOf: () => string;
   private readonly termCountsOf: (ids: number[]) => { counts: Map<number, number>; seq: number };
   readonly changes: ChangeTracker;
@@ -82,6 +115,11 @@ export class SqliteEngine implements Engine {
     const appendChange = writer.prepare<[string, string]>('INSERT INTO change_log (changed_utc, tags) VALUES (?, ?)');
     const prune = writer.prepare<[string]>('DELETE FROM change_log WHERE changed_utc < ? AND seq < (SELECT MAX(seq) FROM change_log)');
     let pruned = 0;
+    const memory = path === ':memory:';
+    this.walSync = new FileSync(`${path}-wal`);
+    // a commit writes the log without waiting for the disk, and the batch waits for an fsync of the log made on
+    // libuv's threads: as durable as synchronous=FULL, without holding up the event loop for the disk
+    if (!memory) writer.pragma('synchronous = NORMAL');
     this.group = new GroupCommit(writer, (changes) => {
       const now = DateTime.utc();
       appendChange.run(wire(now), changes.toString());
@@ -89,8 +127,7 @@ export class SqliteEngine implements Engine {
         pruned = now.toMillis();
         prune.run(wire(now.minus({ days: CHANGE_LOG_DAYS })));
       }
-    });
-    const memory = path === ':memory:';
+    }, memory ? null : () => this.walSync.sync());
     // the generation is read on a connection of its own: the writer's commits then move its data_version, which
     // costs nothing to read; the change log is read only when it moved
     this.probe = memory ? writer : openReadOnly(path);
@@ -227,6 +264,7 @@ export class SqliteEngine implements Engine {
     } catch {
       // another process still reads: it checkpoints when it closes
     }
+    await this.walSync.close();
     this.writer.close();
   }
 

@@ -16,8 +16,10 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
  * Group commit: the writes that arrive while the previous commit is being made durable share the next one. Each
  * write runs in a savepoint of its own inside one IMMEDIATE transaction, in arrival order, so a write that fails is
  * rolled back alone and every write sees the ones before it, exactly as if they had run one after the other. No
- * promise settles before COMMIT has returned — with `synchronous=FULL`, before the write-ahead log is on disk — so
- * nothing is acknowledged that a crash could lose; one fsync serves a whole batch instead of one write.
+ * promise settles before the commit is durable, so nothing is acknowledged that a crash could lose; one fsync serves
+ * a whole batch instead of one write. `durable` makes it so: given, it is called after COMMIT and waited for (the
+ * SQLite engine fsyncs the write-ahead log off the event loop, with the connection at `synchronous=NORMAL`, so
+ * requests are answered while the disk works); not given, COMMIT itself must be durable (`synchronous=FULL`).
  *
  * Writes are asynchronous functions, but only this queue uses the writing connection, so a batch runs alone on it
  * however its writes interleave with other work of the process; readers have connections of their own.
@@ -31,7 +33,7 @@ export class GroupCommit {
    * `finish` runs inside the transaction, before COMMIT, when a write that answers depend on succeeded, with what the
    * batch's successful writes changed.
    */
-  constructor(private readonly db: Db, private readonly finish: (changes: ChangeSet) => void) {
+  constructor(private readonly db: Db, private readonly finish: (changes: ChangeSet) => void, private readonly durable: (() => Promise<void>) | null = null) {
     this.statements = {
       begin: db.prepare('BEGIN IMMEDIATE'),
       commit: db.prepare('COMMIT'),
@@ -88,6 +90,7 @@ export class GroupCommit {
       }
       if (changed) this.finish(changed);
       commit.run();
+      if (this.durable) await this.durable();
     } catch (error) {
       if (this.db.inTransaction) rollback.run();
       for (const pending of batch) pending.reject(error);
