@@ -28,6 +28,11 @@ export interface App {
   backend: Backend;
   /** What the HTTP server calls: the front answer from the response cache (front.ts), else Koa. */
   listener: RequestListener;
+  /**
+   * Resolves once no request is being answered: a process that stops waits for it before it closes the database, so
+   * a request taken in (a write above all) finishes even when its client has gone.
+   */
+  settled(): Promise<void>;
 }
 
 /** The Koa application over an engine with a migrated database (no listen). Middleware runs in the order below. */
@@ -68,15 +73,23 @@ export async function createApp({ engine, config, log }: { engine: Engine; confi
 
   const throughKoa = koa.callback();
   const front = cache ? frontAnswer({ cache, settled, engine, config, log }) : null;
-  const listener: RequestListener = front
-    ? (req, res) => {
-      const answered = front(req, res);
-      if (answered === true) return;
-      if (answered === false) return void throughKoa(req, res);
-      void answered.then((done) => {
-        if (!done) void throughKoa(req, res);
-      });
-    }
-    : throughKoa;
-  return { koa, backend, listener };
+  let answering = 0;
+  let whenIdle: (() => void)[] = [];
+  const track = (answer: Promise<unknown>) => {
+    answering++;
+    void answer.finally(() => {
+      if (--answering > 0) return;
+      const waiting = whenIdle;
+      whenIdle = [];
+      for (const resume of waiting) resume();
+    });
+  };
+  const listener: RequestListener = (req, res) => {
+    const answered = front ? front(req, res) : false;
+    if (answered === true) return;
+    if (answered === false) return track(throughKoa(req, res));
+    track(answered.then((done) => (done ? undefined : throughKoa(req, res))));
+  };
+  const idle = () => (answering === 0 ? Promise.resolve() : new Promise<void>((resume) => whenIdle.push(resume)));
+  return { koa, backend, listener, settled: idle };
 }

@@ -131,8 +131,9 @@ export async function serve(config: Config, options: { prepared?: boolean } = {}
     log.info('shutting down', { signal });
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
+    // every connection closed, and every request taken in answered (its client may have gone): then the database
     server.close(() => {
-      void engine.close().finally(() => process.exit(0));
+      void app.settled().then(() => engine.close()).finally(() => process.exit(0));
     });
     server.closeIdleConnections();
   };

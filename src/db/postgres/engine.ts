@@ -191,6 +191,7 @@ export class PostgresEngine implements Engine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.group.settled();
     await Promise.all([this.pool.end(), this.lists.end(), this.writes.end(), this.signal.close()]);
   }
 }

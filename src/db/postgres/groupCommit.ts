@@ -36,6 +36,8 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 export class PostgresGroupCommit {
   private queue: Pending[] = [];
   private running = false;
+  /** The batches being made, while there are any. */
+  private flushing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -46,8 +48,16 @@ export class PostgresGroupCommit {
   run<T>(work: (client: pg.PoolClient, context: BatchContext) => Promise<T>, changes: ChangeSet): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, changes, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.running) void this.flush();
+      if (!this.running) this.flushing = this.flush();
     });
+  }
+
+  /**
+   * Resolves once every write queued so far (and any queued while they run) has settled: a process that stops waits
+   * for it before it closes the connections, so a write it took in is made or refused, never cut off halfway.
+   */
+  async settled(): Promise<void> {
+    while (this.running) await this.flushing;
   }
 
   private async flush(): Promise<void> {

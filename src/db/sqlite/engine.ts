@@ -255,6 +255,7 @@ export class SqliteEngine implements Engine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.group.settled();
     await this.threads?.close();
     await this.lockout.close();
     for (const reader of this.idle) reader.db.close();

@@ -27,6 +27,8 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 export class GroupCommit {
   private queue: Pending[] = [];
   private running = false;
+  /** The batches being made, while there are any. */
+  private flushing: Promise<void> = Promise.resolve();
   private readonly statements: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'undo', Statement>;
 
   /**
@@ -48,8 +50,16 @@ export class GroupCommit {
   run<T>(work: () => Promise<T>, changes: ChangeSet | null): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, changes, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.running) void this.flush();
+      if (!this.running) this.flushing = this.flush();
     });
+  }
+
+  /**
+   * Resolves once every write queued so far (and any queued while they run) has settled: a process that stops waits
+   * for it before it closes the connections, so a write it took in is made or refused, never cut off halfway.
+   */
+  async settled(): Promise<void> {
+    while (this.running) await this.flushing;
   }
 
   private async flush(): Promise<void> {
