@@ -178,8 +178,10 @@ export class ResponseCache {
     // every count it shows, not only those that moved: more may move while they are read
     const shown = [...new Set(stale.counts!.map((site) => site.termId))];
     const { counts, seq } = await engine.termCounts(shown);
+    // another request brought it up to date meanwhile: that answer, if it is still exact
+    if (this.entries.get(key) !== stale) return this.find(key);
     const changed = this.changes.changedSince(stale.reads, stale.at);
-    const current = seq === this.changes.lastSeq && this.entries.get(key) === stale && changed !== null && movedCounts(changed, stale.counts!) !== null;
+    const current = seq === this.changes.lastSeq && changed !== null && movedCounts(changed, stale.counts!);
     if (!current || shown.some((id) => !counts.has(id))) {
       this.drop(key, stale);
       return undefined;
@@ -221,7 +223,8 @@ export class ResponseCache {
       answer.bytes.copy(own);
       answer = { ...answer, bytes: own };
     }
-    const counts = taggedByBytes || answer.headers.ETag === undefined ? countSites(answer.bytes, reads.shownCounts) : null;
+    // a list is kept for its second only, and any write retires it: where its counts are is never needed
+    const counts = !toTheSecond && (taggedByBytes || answer.headers.ETag === undefined) ? countSites(answer.bytes, reads.shownCounts) : null;
     this.keep(key, { answer, counts, reads: [...reads.tags], at: moment.at, second: toTheSecond ? moment.second : -1, size: answer.bytes.length });
     return answer;
   }
