@@ -74,6 +74,52 @@ describe('the response cache is exact', () => {
   });
 });
 
+describe('an answer stale by the counts it shows alone', () => {
+  /** An answer as the cache keeps one: it read event `event` and category `category`, and shows the category's count. */
+  async function kept(cache: ResponseCache, event: number, category: number) {
+    await s.engine.generation();
+    const moment = cache.moment;
+    const reads = new ReadSet();
+    reads.add([`p${event}`, `t${category}`, `n${category}`]);
+    const term = { id: category, count: 1 };
+    reads.shownCounts.push({ termId: category, wire: term });
+    const bytes = Buffer.from(JSON.stringify({ id: event, categories: [term] }));
+    return cache.store('answer', { status: 200, bytes, headers: {}, linkPrefix: '' }, false, moment, reads, true)!;
+  }
+  const category = async (name: string) => (await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name } })).body.id as number;
+
+  it('gets the counts of now written in, and is kept so', async () => {
+    const cache = new ResponseCache(1_000_000, s.engine.changes);
+    const c = await category('Patched');
+    const e = await create({ title: 'Counted', categories: [c] });
+    await kept(cache, e.id, c);
+    await create({ title: 'Counts once more', categories: [c] });
+    await s.engine.generation();
+    expect(cache.find('answer')).toBeUndefined();
+    const current = (await cache.current('answer', s.engine))!;
+    expect(JSON.parse(current.bytes.toString())).toEqual({ id: e.id, categories: [{ id: c, count: 2 }] });
+    expect(cache.find('answer')).toBe(current);
+  });
+
+  it('is computed again when anything else it read changed while the counts were read', async () => {
+    const cache = new ResponseCache(1_000_000, s.engine.changes);
+    const c = await category('Raced');
+    const e = await create({ title: 'Raced', categories: [c] });
+    await kept(cache, e.id, c);
+    await create({ title: 'Counts again', categories: [c] });
+    await s.engine.generation();
+    // the event itself is written, and seen, while the counts are being read
+    const racing = Object.create(s.engine) as typeof s.engine;
+    racing.termCounts = async (ids) => {
+      await s.raw('POST', `${NS}/events/${e.id}`, { as: s.admin, json: { title: 'Renamed meanwhile' } });
+      await s.engine.generation();
+      return s.engine.termCounts(ids);
+    };
+    expect(await cache.current('answer', racing)).toBeUndefined();
+    expect(cache.find('answer')).toBeUndefined();
+  });
+});
+
 describe('what retires cached answers', () => {
   it('not the record of when a password was last used, which no answer shows; any other write does', async () => {
     const generation = async () => s.engine.generation();
