@@ -6,7 +6,7 @@
  */
 import Database from 'better-sqlite3';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +33,7 @@ scenario, the engines taking turns. Writes bench/results.md, bench/requests.svg 
   --rounds N                     alternating rounds of anonymous and authenticated reads, and of one and two
                                  workers (default 3)
   --growth                       also 10,000 and 1,000,000 events on each engine, p50 growth (adds 10-20 minutes
-                                 per engine)
+                                 per engine); without it, the growth sections of bench/results.md are kept, dated
   --profile                      leave a V8 CPU profile of each engine's one-worker server in bench/profiles/
   --stall-only                   only GET /events/{id} beside the costliest anonymous requests
   --help                         this text
@@ -82,6 +82,17 @@ const cli = join(projectRoot, 'dist', 'src', 'cli.js');
 /** With `--profile`, the one-worker server of the main run writes a V8 CPU profile here when it stops. */
 const PROFILES = join(projectRoot, 'bench', 'profiles');
 const RESULTS = join(projectRoot, 'bench', 'results.md');
+
+/** The growth sections and targets of the results file as it is, and when they were measured; null when it has none. */
+function previousGrowth(): { sections: string; targets: string[]; date: string } | null {
+  if (!existsSync(RESULTS)) return null;
+  const old = readFileSync(RESULTS, 'utf8');
+  const start = old.indexOf('\n## Growth on ');
+  if (start < 0) return null;
+  const date = /_Growth: from the run of (.+?) \(/.exec(old)?.[1] ?? /^Run on (.+? UTC)/m.exec(old)?.[1] ?? 'an earlier run';
+  const targets = old.split('\n').filter((line) => /^- (met|missed): .*1,000,000/.test(line)).map((line) => line.replace(/ \(growth run of [^)]*\)$/, ''));
+  return { sections: old.slice(start + 1), targets, date };
+}
 /** The results this run replaces, read before it writes, to compare SQLite's figures with. */
 const previousResults = (() => {
   try {
@@ -817,6 +828,12 @@ ${twoNodeRun ? '\n' + twoNodeSection(twoNodeRun) : ''}
 ${checks.map(([t, ok]) => `- ${ok ? 'met' : 'missed'}: ${t}`).join('\n')}
 `;
 mkdirSync(join(projectRoot, 'bench'), { recursive: true });
+// a run without --growth keeps the growth sections (and their targets) of the results it replaces, saying when they were measured
+const carried = grown.length === 0 ? previousGrowth() : null;
+if (carried) {
+  text = text.replace(/\n$/, '\n' + carried.targets.map((t) => `${t} (growth run of ${carried.date})`).join('\n') + '\n');
+  text += `\n_Growth: from the run of ${carried.date} (this run did not measure it; \`npm run bench -- --growth\` does)._\n${carried.sections}`;
+}
 for (const g of grown) {
   const line = (r: GrowthRow) => {
     const off = r.uncachedSmall ? `${r.uncachedSmall.result.p50} | ${r.uncachedLarge!.result.p50} | ${p50Growth(r, false).toFixed(2)}` : '— | — | —';
