@@ -832,7 +832,7 @@ mkdirSync(join(projectRoot, 'bench'), { recursive: true });
 const carried = grown.length === 0 ? previousGrowth() : null;
 if (carried) {
   text = text.replace(/\n$/, '\n' + carried.targets.map((t) => `${t} (growth run of ${carried.date})`).join('\n') + '\n');
-  text += `\n_Growth: from the run of ${carried.date} (this run did not measure it; \`npm run bench -- --growth\` does)._\n${carried.sections}`;
+  text += `\n_Growth: from the run of ${carried.date} (this run did not measure it; \`npm run bench -- --growth\` does)._\n\n${carried.sections}`;
 }
 for (const g of grown) {
   const line = (r: GrowthRow) => {

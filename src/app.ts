@@ -72,23 +72,23 @@ export async function createApp({ engine, config, log }: { engine: Engine; confi
   koa.use(dispatch(backend, parseZone(config.siteTimezone)!)); // OPTIONS, openapi-backend: validate, check capabilities, typed handler
 
   const throughKoa = koa.callback();
-  const front = cache ? frontAnswer({ cache, settled, engine, config, log }) : null;
+  const frontAnswerOf = cache ? frontAnswer({ cache, settled, engine, config, log }) : null;
   let answering = 0;
   let whenIdle: (() => void)[] = [];
-  const track = (answer: Promise<unknown>) => {
-    answering++;
-    void answer.finally(() => {
-      if (--answering > 0) return;
-      const waiting = whenIdle;
-      whenIdle = [];
-      for (const resume of waiting) resume();
-    });
+  const answered = () => {
+    if (--answering > 0 || whenIdle.length === 0) return;
+    const waiting = whenIdle;
+    whenIdle = [];
+    for (const resume of waiting) resume();
   };
   const listener: RequestListener = (req, res) => {
-    const answered = front ? front(req, res) : false;
-    if (answered === true) return;
-    if (answered === false) return track(throughKoa(req, res));
-    track(answered.then((done) => (done ? undefined : throughKoa(req, res))));
+    const front = frontAnswerOf ? frontAnswerOf(req, res) : false;
+    if (front === true) return;
+    answering++;
+    const throughPipeline = () => throughKoa(req, res).then(answered, answered);
+    if (front === false) return void throughPipeline();
+    // the front answer could not give it (or failed): the pipeline answers, and reports any failure
+    void front.then((sent) => (sent ? answered() : throughPipeline()), throughPipeline);
   };
   const idle = () => (answering === 0 ? Promise.resolve() : new Promise<void>((resume) => whenIdle.push(resume)));
   return { koa, backend, listener, settled: idle };

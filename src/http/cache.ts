@@ -63,6 +63,8 @@ interface CountSite {
 
 interface Entry {
   answer: CachedAnswer;
+  /** What `check` returns for it while it is exact (made once, not per request). */
+  current: { entry: Entry; stale: false };
   /**
    * Where the answer shows term counts, in order of offset, when every term object it shows was found in its bytes
    * and its ETag (if any) is the hash of its bytes; otherwise null: such an answer is computed again when counts move.
@@ -134,7 +136,7 @@ export class ResponseCache {
    */
   find(key: string): CachedAnswer | undefined {
     const found = this.check(key);
-    return found && 'answer' in found ? found.answer : undefined;
+    return found === undefined || found.stale ? undefined : found.entry.answer;
   }
 
   /**
@@ -144,20 +146,21 @@ export class ResponseCache {
   current(key: string, engine: Engine): CachedAnswer | undefined | Promise<CachedAnswer | undefined> {
     const found = this.check(key);
     if (found === undefined) return undefined;
-    return 'answer' in found ? found.answer : this.withCurrentCounts(key, found.stale, engine);
+    return found.stale ? this.withCurrentCounts(key, found.entry, engine) : found.entry.answer;
   }
 
   /**
    * What the cache holds under `key`: an answer still exactly right; or one stale only by counts it shows (kept until
    * brought up to date or replaced); or nothing (an answer stale otherwise is dropped).
    */
-  private check(key: string): { answer: CachedAnswer } | { stale: Entry } | undefined {
+  private check(key: string): { entry: Entry; stale: boolean } | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
     if (entry.second === -1 || entry.second === currentSecond()) {
+      // the common case first, without building the list of what changed
+      if (this.changes.isCurrent(entry.reads, entry.at)) return entry.current;
       const changed = this.changes.changedSince(entry.reads, entry.at);
-      if (changed?.length === 0) return { answer: entry.answer };
-      if (changed && entry.counts && movedCounts(changed, entry.counts)) return { stale: entry };
+      if (changed && entry.counts && movedCounts(changed, entry.counts)) return { entry, stale: true };
     }
     this.drop(key, entry);
     return undefined;
@@ -229,7 +232,9 @@ export class ResponseCache {
     return answer;
   }
 
-  private keep(key: string, entry: Entry): void {
+  private keep(key: string, kept: Omit<Entry, 'current'>): void {
+    const entry = kept as Entry;
+    entry.current = { entry, stale: false };
     const replaced = this.entries.get(key);
     if (replaced) this.drop(key, replaced);
     this.entries.set(key, entry);
