@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ReadSet } from '../src/db/changes.js';
+import { ReadSet, tag } from '../src/db/changes.js';
 import { ResponseCache, replayKey } from '../src/http/cache.js';
 import { basic, NS, TestServer } from './helpers/server.js';
 
@@ -75,43 +75,41 @@ describe('the response cache is exact', () => {
 });
 
 describe('an answer stale by the counts it shows alone', () => {
-  /** An answer as the cache keeps one: it read event `event` and category `category`, and shows the category's count. */
-  async function kept(cache: ResponseCache, event: number, category: number) {
+  /**
+   * A cache holding one answer that read an event and its category and shows the category's count, and another event
+   * in that category since: the answer is stale by its count alone.
+   */
+  async function staleByCount(name: string) {
+    const category = (await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name } })).body.id as number;
+    const event = (await create({ title: name, categories: [category] })).id as number;
+    const cache = new ResponseCache(1_000_000, s.engine.changes);
     await s.engine.generation();
     const moment = cache.moment;
     const reads = new ReadSet();
-    reads.add([`p${event}`, `t${category}`, `n${category}`]);
+    reads.add([tag.post(event), tag.term(category), tag.termCount(category)]);
     const term = { id: category, count: 1 };
     reads.shownCounts.push({ termId: category, wire: term });
     const bytes = Buffer.from(JSON.stringify({ id: event, categories: [term] }));
-    return cache.store('answer', { status: 200, bytes, headers: {}, linkPrefix: '' }, false, moment, reads, true)!;
+    cache.store('answer', { status: 200, bytes, headers: {}, linkPrefix: '' }, false, moment, reads);
+    await create({ title: `${name} again`, categories: [category] });
+    await s.engine.generation();
+    return { cache, category, event };
   }
-  const category = async (name: string) => (await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name } })).body.id as number;
 
   it('gets the counts of now written in, and is kept so', async () => {
-    const cache = new ResponseCache(1_000_000, s.engine.changes);
-    const c = await category('Patched');
-    const e = await create({ title: 'Counted', categories: [c] });
-    await kept(cache, e.id, c);
-    await create({ title: 'Counts once more', categories: [c] });
-    await s.engine.generation();
+    const { cache, category, event } = await staleByCount('Patched');
     expect(cache.find('answer')).toBeUndefined();
     const current = (await cache.current('answer', s.engine))!;
-    expect(JSON.parse(current.bytes.toString())).toEqual({ id: e.id, categories: [{ id: c, count: 2 }] });
+    expect(JSON.parse(current.bytes.toString())).toEqual({ id: event, categories: [{ id: category, count: 2 }] });
     expect(cache.find('answer')).toBe(current);
   });
 
   it('is computed again when anything else it read changed while the counts were read', async () => {
-    const cache = new ResponseCache(1_000_000, s.engine.changes);
-    const c = await category('Raced');
-    const e = await create({ title: 'Raced', categories: [c] });
-    await kept(cache, e.id, c);
-    await create({ title: 'Counts again', categories: [c] });
-    await s.engine.generation();
+    const { cache, event } = await staleByCount('Raced');
     // the event itself is written, and seen, while the counts are being read
     const racing = Object.create(s.engine) as typeof s.engine;
     racing.termCounts = async (ids) => {
-      await s.raw('POST', `${NS}/events/${e.id}`, { as: s.admin, json: { title: 'Renamed meanwhile' } });
+      await s.raw('POST', `${NS}/events/${event}`, { as: s.admin, json: { title: 'Renamed meanwhile' } });
       await s.engine.generation();
       return s.engine.termCounts(ids);
     };
@@ -215,15 +213,15 @@ describe('the front answer (a cached GET answered before Koa)', () => {
     const answer = (n: number) => ({ status: 200, bytes: Buffer.alloc(2000, n), headers: {}, linkPrefix: '' });
     const moment = cache.moment;
     const reads = new ReadSet();
-    const first = cache.store('first', answer(1), false, moment, reads, true)!;
-    cache.store('second', answer(2), false, moment, reads, true);
+    const first = cache.store('first', answer(1), false, moment, reads)!;
+    cache.store('second', answer(2), false, moment, reads);
     const lines = (origin: string) => ['Access-Control-Allow-Origin', origin, 'X-Padding', 'x'.repeat(1000)];
     for (let i = 0; i < 12; i++) cache.keepReplay('first', first, replayKey(200, `https://site${i}.example`), () => lines(`https://site${i}.example`));
     expect(first.replays!.size).toBe(8);
     expect(cache.find('first')).toBe(first);
     // four answers of 2,000 bytes fit in 16,000; with its variants the first takes 11,000 or so, so the fourth pushes it out
-    cache.store('third', answer(3), false, moment, reads, true);
-    cache.store('fourth', answer(4), false, moment, reads, true);
+    cache.store('third', answer(3), false, moment, reads);
+    cache.store('fourth', answer(4), false, moment, reads);
     expect(cache.find('first')).toBeUndefined();
     expect(cache.find('second')).toBeDefined();
     expect(cache.find('fourth')).toBeDefined();

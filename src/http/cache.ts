@@ -66,8 +66,9 @@ interface Entry {
   /** What `check` returns for it while it is exact (made once, not per request). */
   current: { entry: Entry; stale: false };
   /**
-   * Where the answer shows term counts, in order of offset, when every term object it shows was found in its bytes
-   * and its ETag (if any) is the hash of its bytes; otherwise null: such an answer is computed again when counts move.
+   * Where the answer shows term counts, in order of offset, when every term object it shows was found in its bytes;
+   * otherwise null: such an answer is computed again when counts move. (An answer's ETag, when it has one, is the hash
+   * of its bytes, as the response stage and the documentation handler make it: new bytes get the tag of theirs.)
    */
   counts: CountSite[] | null;
   /** What the answer read, and the change tracker's stamp it was computed after. */
@@ -218,7 +219,7 @@ export class ResponseCache {
    * no rule describes or a change seen since retires it already; returns what is kept, if anything. An answer
    * `toTheSecond` is kept for the second it was computed in.
    */
-  store(key: string, answer: CachedAnswer, toTheSecond: boolean, moment: { at: number; second: number }, reads: ReadSet, taggedByBytes: boolean): CachedAnswer | undefined {
+  store(key: string, answer: CachedAnswer, toTheSecond: boolean, moment: { at: number; second: number }, reads: ReadSet): CachedAnswer | undefined {
     if (answer.bytes.length > this.maxEntry || reads.unknown || !this.changes.isCurrent(reads.tags, moment.at)) return undefined;
     // a small Buffer is a slice of a shared pool: keep a copy of its own, so an entry holds only its bytes
     if (answer.bytes.buffer.byteLength !== answer.bytes.length) {
@@ -227,7 +228,7 @@ export class ResponseCache {
       answer = { ...answer, bytes: own };
     }
     // a list is kept for its second only, and any write retires it: where its counts are is never needed
-    const counts = !toTheSecond && (taggedByBytes || answer.headers.ETag === undefined) ? countSites(answer.bytes, reads.shownCounts) : null;
+    const counts = toTheSecond ? null : countSites(answer.bytes, reads.shownCounts);
     this.keep(key, { answer, counts, reads: [...reads.tags], at: moment.at, second: toTheSecond ? moment.second : -1, size: answer.bytes.length });
     return answer;
   }
@@ -328,9 +329,9 @@ export class ResponseCache {
         settle();
         throw err;
       }
-      ctx.state.store = (answer: CachedAnswer, taggedByBytes: boolean) => {
+      ctx.state.store = (answer: CachedAnswer) => {
         try {
-          return this.store(key, answer, computedToTheSecond(operation.operationId), computedAt, reads, taggedByBytes);
+          return this.store(key, answer, computedToTheSecond(operation.operationId), computedAt, reads);
         } finally {
           settle();
         }

@@ -182,10 +182,8 @@ export function respond(config: Config, log: Logger): Middleware {
         text = JSON.stringify(body) as string | undefined;
       }
       bytes = text === undefined ? undefined : Buffer.from(text);
-      const taggedByBytes = headers.ETag === undefined;
       if (status === 200 && reading && bytes) headers.ETag ??= entityTag(bytes);
-      const store = ctx.state.store as ((answer: CachedAnswer, taggedByBytes: boolean) => CachedAnswer | undefined) | undefined;
-      if (status < 300 && bytes) kept = store?.({ status, bytes, headers: routed?.envelope ? {} : headers, linkPrefix }, taggedByBytes);
+      if (status < 300 && bytes) kept = (ctx.state.store as ((a: CachedAnswer) => CachedAnswer | undefined) | undefined)?.({ status, bytes, headers: routed?.envelope ? {} : headers, linkPrefix });
     }
     if (reading && status === 200) {
       // the tag of the exact bytes; an enveloped answer has its own
