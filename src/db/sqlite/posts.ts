@@ -9,6 +9,7 @@ import {
   baseFromRow, baseToRow, DETAIL_COLUMNS, DETAIL_TABLE, detailsRow, eventFromRow, groupMembers, langsOfMembers, organizerFromRow, POST_COLUMNS, venueFromRow,
   type Row, type TranslationRow,
 } from '../rows.js';
+import type { Statement } from 'better-sqlite3';
 import type { Db } from './connection.js';
 import { SqliteMedia } from './media.js';
 import { explainStatement, StatementCache } from './sql.js';
@@ -20,18 +21,76 @@ import { SqliteTerms } from './terms.js';
  */
 const MAX_TRIGRAMS = 12;
 
-/**
- * The trigram index query (migration 0008) that finds every event whose folded text may contain all of `words`: each
- * word of three characters or more needs each of its trigrams (up to MAX_TRIGRAMS in all). Null when no word is that
- * long (the index cannot help). The LIKE of each word still decides; this only narrows.
- */
-function trigramQuery(words: string[]): string | null {
+/** The distinct trigrams of the folded words of three characters or more (up to MAX_TRIGRAMS in all). */
+function trigramsOf(words: string[]): string[] {
   const grams = new Set<string>();
   for (const word of words) {
     const chars = [...foldForSearch(word)];
     for (let i = 0; i + 3 <= chars.length && grams.size < MAX_TRIGRAMS; i++) grams.add(chars.slice(i, i + 3).join(''));
   }
-  return grams.size > 0 ? [...grams].map((g) => `"${g.replace(/"/g, '""')}"`).join(' AND ') : null;
+  return [...grams];
+}
+
+/** The trigram index query (migration 0008) that finds every post holding all of `grams`. */
+const allOf = (grams: string[]) => grams.map((g) => `"${g.replace(/"/g, '""')}"`).join(' AND ');
+
+/**
+ * The trigram index query that finds every event whose folded text may contain all of `words`: each word of three
+ * characters or more needs each of its trigrams. Null when no word is that long (the index cannot help). The LIKE of
+ * each word still decides; this only narrows.
+ */
+function trigramQuery(words: string[]): string | null {
+  const grams = trigramsOf(words);
+  return grams.length > 0 ? allOf(grams) : null;
+}
+
+/** Posts holding a trigram, counted up to this: a trigram held by more narrows too little to be read on its own. */
+const RARE_BELOW = 20_000;
+/** How long a connection trusts a trigram's count: counts only choose what narrows a search, never what matches. */
+const RARITY_TTL_MS = 10 * 60_000;
+const MAX_COUNTED = 10_000;
+
+/**
+ * Narrows a search by its rarest trigrams. The index reads the whole list of posts of every trigram it is given
+ * before it intersects them: on a million events the 7 trigrams of "zephyrine" cost 3.2 ms, because "ine" is held by
+ * 380,000 posts, and its rarest trigram alone 0.2 ms, for the same 5,064 posts. So each connection counts, once in a
+ * while and up to RARE_BELOW, the posts of each trigram a search needs, and asks the index for the two rarest; when
+ * none is rare, for all of them (their intersection is then what narrows).
+ */
+class RareTrigrams {
+  private readonly counted = new Map<string, { posts: number; until: number }>();
+  private readonly count: Statement<[string], number>;
+
+  constructor(db: Db) {
+    this.count = db.prepare<[string], number>(`SELECT COUNT(*) FROM (SELECT rowid FROM posts_search WHERE posts_search MATCH ? LIMIT ${RARE_BELOW})`).pluck();
+  }
+
+  query(words: string[]): string | null {
+    const grams = trigramsOf(words);
+    if (grams.length === 0) return null;
+    const rare = grams.map((gram) => ({ gram, posts: this.postsHolding(gram) })).filter((g) => g.posts < RARE_BELOW);
+    rare.sort((a, b) => a.posts - b.posts);
+    return allOf(rare.length > 0 ? rare.slice(0, 2).map((g) => g.gram) : grams);
+  }
+
+  private postsHolding(gram: string): number {
+    const now = Date.now();
+    const known = this.counted.get(gram);
+    if (known && known.until > now) return known.posts;
+    if (this.counted.size >= MAX_COUNTED) this.counted.clear();
+    const posts = this.count.get(allOf([gram]))!;
+    this.counted.set(gram, { posts, until: now + RARITY_TTL_MS });
+    return posts;
+  }
+}
+
+/** The condition on `e.post_id` that narrows an event search through the index query `trigrams`. */
+function narrowedBy(params: Params, trigrams: string | null): string | null {
+  if (trigrams === null) return null;
+  params.trigrams = trigrams;
+  // `+`: still read the window off the listing index (the set of matches is probed, through a Bloom filter), so a
+  // list costs its window whatever the word; driving from the matches would cost every event holding it
+  return '+e.post_id IN (SELECT rowid FROM posts_search WHERE posts_search MATCH @trigrams)';
 }
 
 /** How SQLite spells what the shared list queries leave to each engine. */
@@ -41,14 +100,7 @@ export const SQLITE_DIALECT: SqlDialect = {
     return `${column} IN (SELECT value FROM json_each(@${name}))`;
   },
   flag: (column, value) => `${column} = ${value ? 1 : 0}`,
-  searchIndex(params, words) {
-    const trigrams = trigramQuery(words);
-    if (trigrams === null) return null;
-    params.trigrams = trigrams;
-    // `+`: still read the window off the listing index (the set of matches is probed, through a Bloom filter), so a
-    // list costs its window whatever the word; driving from the matches would cost every event holding it
-    return '+e.post_id IN (SELECT rowid FROM posts_search WHERE posts_search MATCH @trigrams)';
-  },
+  searchIndex: (params, words) => narrowedBy(params, trigramQuery(words)),
   unindexed: (column) => `+${column}`,
   joinInOrder: 'CROSS JOIN',
   searchedTitle: (column) => `substr(${column}, 1, instr(${column}, char(31)) - 1)`,
@@ -79,6 +131,8 @@ const LINKED_IN_LANG = `SELECT value FROM json_each(@ids)
 export class SqlitePosts implements PostsRepository {
   private readonly stmts;
   private readonly lists: StatementCache;
+  /** SQLITE_DIALECT, with searches narrowed by their rarest trigrams on this connection. */
+  private readonly dialect: SqlDialect;
   /**
    * `related`: the terms and images a view reads (`viewLinks`), repositories of the same connection. Given, never
    * made later on `this`: a write's recording view (changes.ts) calls these methods with itself, made anew for each
@@ -86,6 +140,8 @@ export class SqlitePosts implements PostsRepository {
    */
   constructor(private readonly db: Db, private readonly related: { terms: SqliteTerms; media: SqliteMedia } = { terms: new SqliteTerms(db), media: new SqliteMedia(db) }) {
     this.lists = new StatementCache(db);
+    const rare = new RareTrigrams(db);
+    this.dialect = { ...SQLITE_DIALECT, searchIndex: (params, words) => narrowedBy(params, rare.query(words)) };
     const insertDetails = (type: PostType) =>
       db.prepare(`INSERT INTO ${DETAIL_TABLE[type]} (post_id, ${DETAIL_COLUMNS[type].join(', ')}) VALUES (@id, ${DETAIL_COLUMNS[type].map((c) => '@' + c).join(', ')})`);
     const updateDetails = (type: PostType) =>
@@ -301,12 +357,12 @@ export class SqlitePosts implements PostsRepository {
 
   /** One page of event ids matching the filters, and how many match in all (two statements). */
   async listEvents(q: EventListQuery): Promise<{ ids: number[]; total: number }> {
-    return this.run(eventListSql(q, SQLITE_DIALECT), q.limit, q.offset);
+    return this.run(eventListSql(q, this.dialect), q.limit, q.offset);
   }
 
   /** `EXPLAIN QUERY PLAN` of the two statements of an event list (tests check that no list scans every event). */
   async explainEventList(q: EventListQuery): Promise<string[]> {
-    return this.explain(eventListSql(q, SQLITE_DIALECT));
+    return this.explain(eventListSql(q, this.dialect));
   }
 
   private run(sql: ListSql, limit: number, offset: number): { ids: number[]; total: number } {
@@ -343,11 +399,11 @@ export class SqlitePosts implements PostsRepository {
 
   /** One page of venue or organizer ids matching the filters (newest first), and the total. */
   async listLinked(q: LinkedListQuery): Promise<{ ids: number[]; total: number }> {
-    return this.run(linkedListSql(q, SQLITE_DIALECT), q.limit, q.offset);
+    return this.run(linkedListSql(q, this.dialect), q.limit, q.offset);
   }
 
   async explainLinkedList(q: LinkedListQuery): Promise<string[]> {
-    return this.explain(linkedListSql(q, SQLITE_DIALECT));
+    return this.explain(linkedListSql(q, this.dialect));
   }
 
   private writeLinks(id: number, event: Pick<EventRecord, 'organizerIds' | 'termIds' | 'startLocal'>, fresh = false): void {
