@@ -164,6 +164,9 @@ export class PostgresEngine implements Engine {
 
   async bulk<T>(work: () => Promise<T>): Promise<T> {
     const result = await work();
+    // what the load added to the trigram index still waits in its pending list (migration 0017): merged now, the
+    // first searches after it read the index alone, and the statistics are taken of the index as it will stay
+    await query(this.pool, "SELECT gin_clean_pending_list('posts_search'::regclass)");
     await query(this.pool, 'ANALYZE');
     return result;
   }
