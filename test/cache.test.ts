@@ -227,6 +227,29 @@ describe('the front answer (a cached GET answered before Koa)', () => {
     expect(cache.find('fourth')).toBeDefined();
   });
 
+  it('holds one copy of a body several answers share, counted once until its last holder goes', async () => {
+    const cache = new ResponseCache(16_000, s.engine.changes);
+    await s.engine.generation();
+    const answer = (n: number) => ({ status: 200, bytes: Buffer.alloc(3000, n), headers: {}, linkPrefix: '' });
+    const moment = cache.moment;
+    const reads = new ReadSet();
+    // one event by id and by slug, for a visitor and for a signed-in user: four answers, one body
+    const shared = ['by id', 'by slug', 'signed in, by id', 'signed in, by slug'];
+    const held = shared.map((key) => cache.store(key, answer(1), false, moment, reads)!);
+    expect(new Set(held.map((a) => a.bytes)).size).toBe(1);
+    // and the header lines both were sent with, once
+    const variant = replayKey(200, '');
+    for (const [i, key] of ['by id', 'by slug'].entries()) cache.keepReplay(key, held[i]!, variant, () => ['ETag', '"x"', 'Content-Length', '3000']);
+    expect(cache.find('by id')!.replays!.get(variant)).toBe(cache.find('by slug')!.replays!.get(variant));
+    // 3,000 bytes counted once: four other bodies fit beside it in 16,000 (counted four times, they would not)
+    for (let n = 2; n <= 5; n++) cache.store(`other ${n}`, answer(n), false, moment, reads);
+    for (const key of [...shared, 'other 2', 'other 5']) expect(cache.find(key)).toBeDefined();
+    // a sixth body pushes out the oldest entries until the shared body's last holder is gone, and no further
+    cache.store('other 6', answer(6), false, moment, reads);
+    for (const key of shared) expect(cache.find(key)).toBeUndefined();
+    for (let n = 2; n <= 6; n++) expect(cache.find(`other ${n}`)).toBeDefined();
+  });
+
   it('leaves to the full pipeline another address for the site and a method override', async () => {
     const e = await create({ title: 'Front bypassed' });
     const path = `${NS}/events/${e.id}`;

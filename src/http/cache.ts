@@ -17,7 +17,8 @@ import { entityTag } from './conditional.js';
  *   one-second resolution;
  * - the key holds the caller (user and role), the site address and the request as the handler reads it (path,
  *   language, declared parameters, `_fields`; see `requestKey`).
- * The health check is never cached. Entries are bounded in number and bytes, oldest out first.
+ * The health check is never cached. Entries are bounded in number and bytes, oldest out first. Entries with the same
+ * body (one event by id and by slug, for visitors and for signed-in users) hold one copy of it, counted once.
  *
  * An answer that is stale only because counts of terms it shows moved (a new event in a category changes the count
  * every event of that category shows) is brought up to date rather than computed again: the cache knows where in its
@@ -76,8 +77,19 @@ interface Entry {
   at: number;
   /** The second a list or index answer was computed in (it is valid in that second only); -1 for other answers. */
   second: number;
-  /** Its bytes and its replays' header lines, as counted against ALMANAC_CACHE_MB. */
+  /** What it holds alone, as counted against ALMANAC_CACHE_MB (see `pieces` for what it shares). */
   size: number;
+  /** The keys of the pieces it holds (see `pieces`). */
+  held: string[];
+  /** The tag of its body: the hash of its bytes. */
+  tag: string;
+}
+
+/** A body or a variant's header lines that entries hold one copy of, its size and how many entries hold it. */
+interface Piece {
+  value: Buffer | string[];
+  size: number;
+  holders: number;
 }
 
 /** The key of an answer: caller, site address and the request as `requestKey` sums it up. */
@@ -115,6 +127,11 @@ export class ResponseCache {
   private readonly entries = new Map<string, Entry>();
   /** The `requestKey` of URLs as sent, for the front answer, which reads nothing but the URL (never stale: it depends on the spec alone). */
   private readonly aliases = new Map<string, string>();
+  /**
+   * Bodies (under their tag) and variants' header lines (under their text) held once for every entry with the same:
+   * one event by id and by slug, for visitors and for signed-in users, is one body and the same lines. Counted once.
+   */
+  private readonly pieces = new Map<string, Piece>();
   private readonly maxEntry: number;
   private bytes = 0;
   /**
@@ -170,7 +187,45 @@ export class ResponseCache {
   private drop(key: string, entry: Entry): void {
     if (this.entries.get(key) !== entry) return;
     this.entries.delete(key);
+    this.forget(entry);
+  }
+
+  /** Uncounts a removed entry, and each piece it held that no other entry holds. */
+  private forget(entry: Entry): void {
     this.bytes -= entry.size;
+    for (const key of entry.held) {
+      const piece = this.pieces.get(key)!;
+      if (--piece.holders > 0) continue;
+      this.pieces.delete(key);
+      this.bytes -= piece.size;
+    }
+  }
+
+  /**
+   * What `entry` holds for `value`: the piece under `key` when it is the same (`same`), else `value`, held under `key`
+   * when no piece is, or by the entry alone (other content under the same key: a tag that is not the hash of its body).
+   */
+  private share<T extends Buffer | string[]>(entry: Entry, key: string, value: T, size: number, same: (held: T) => boolean): T {
+    const piece = this.pieces.get(key);
+    if (piece !== undefined && !same(piece.value as T)) {
+      entry.size += size;
+      this.bytes += size;
+      return value;
+    }
+    entry.held.push(key);
+    if (piece !== undefined) {
+      piece.holders++;
+      return piece.value as T;
+    }
+    this.pieces.set(key, { value, size, holders: 1 });
+    this.bytes += size;
+    return value;
+  }
+
+  /** Holds a variant's header lines for `entry`, shared with any entry of the same body sent the same lines. */
+  private shareLines(entry: Entry, variant: string, lines: string[]): string[] {
+    const same = (held: string[]) => held.length === lines.length && held.every((line, i) => line === lines[i]);
+    return this.share(entry, `l${entry.tag} ${variant}`, lines, linesSize(lines), same);
   }
 
   /**
@@ -195,18 +250,14 @@ export class ResponseCache {
     const headers = stale.answer.headers.ETag === undefined ? stale.answer.headers : { ...stale.answer.headers, ETag: tag };
     const answer: CachedAnswer = { status: stale.answer.status, bytes, headers, linkPrefix: stale.answer.linkPrefix };
     // the header lines GETs were sent differ in the tag and the length alone
-    let size = bytes.length;
     if (stale.answer.replays) {
       answer.replays = new Map();
       for (const [variant, lines] of stale.answer.replays) {
-        const updated = lines.map((line, i) => (i % 2 === 0 ? line : withBytes(lines[i - 1]!, line, tag, bytes.length)));
-        answer.replays.set(variant, updated);
-        size += linesSize(updated);
+        answer.replays.set(variant, lines.map((line, i) => (i % 2 === 0 ? line : withBytes(lines[i - 1]!, line, tag, bytes.length))));
       }
     }
     this.drop(key, stale);
-    this.keep(key, { answer, counts: sites, reads: stale.reads, at: this.changes.now, second: stale.second, size });
-    return answer;
+    return this.keep(key, { answer, counts: sites, reads: stale.reads, at: this.changes.now, second: stale.second });
   }
 
   /** What an answer computed from now on is current as of: the change tracker's stamp and the second. */
@@ -221,26 +272,33 @@ export class ResponseCache {
    */
   store(key: string, answer: CachedAnswer, toTheSecond: boolean, moment: { at: number; second: number }, reads: ReadSet): CachedAnswer | undefined {
     if (answer.bytes.length > this.maxEntry || reads.unknown || !this.changes.isCurrent(reads.tags, moment.at)) return undefined;
-    // a small Buffer is a slice of a shared pool: keep a copy of its own, so an entry holds only its bytes
-    if (answer.bytes.buffer.byteLength !== answer.bytes.length) {
-      const own = Buffer.allocUnsafeSlow(answer.bytes.length);
-      answer.bytes.copy(own);
-      answer = { ...answer, bytes: own };
-    }
     // a list is kept for its second only, and any write retires it: where its counts are is never needed
     const counts = toTheSecond ? null : countSites(answer.bytes, reads.shownCounts);
-    this.keep(key, { answer, counts, reads: [...reads.tags], at: moment.at, second: toTheSecond ? moment.second : -1, size: answer.bytes.length });
-    return answer;
+    return this.keep(key, { answer, counts, reads: [...reads.tags], at: moment.at, second: toTheSecond ? moment.second : -1 });
   }
 
-  private keep(key: string, kept: Omit<Entry, 'current'>): void {
-    const entry = kept as Entry;
-    entry.current = { entry, stale: false };
+  /**
+   * Keeps an entry in place of any under `key`, its answer holding the pieces the cache holds for its body and header
+   * lines; returns that answer.
+   */
+  private keep(key: string, kept: Omit<Entry, 'current' | 'size' | 'held' | 'tag'>): CachedAnswer {
     const replaced = this.entries.get(key);
     if (replaced) this.drop(key, replaced);
+    let { bytes } = kept.answer;
+    const entry = Object.assign(kept, { size: 0, held: [] as string[], tag: kept.answer.headers.ETag ?? entityTag(bytes) }) as unknown as Entry;
+    // a small Buffer is a slice of a shared pool: the cache holds a copy of its own, so it keeps only these bytes
+    if (bytes.buffer.byteLength !== bytes.length) {
+      const own = Buffer.allocUnsafeSlow(bytes.length);
+      bytes.copy(own);
+      bytes = own;
+    }
+    bytes = this.share(entry, `b${entry.tag}`, bytes, bytes.length, (held) => held.equals(bytes));
+    entry.answer = { ...entry.answer, bytes };
+    if (entry.answer.replays) entry.answer.replays = new Map([...entry.answer.replays].map(([variant, lines]) => [variant, this.shareLines(entry, variant, lines)]));
+    entry.current = { entry, stale: false };
     this.entries.set(key, entry);
-    this.bytes += entry.size;
     this.trim();
+    return entry.answer;
   }
 
   /**
@@ -252,10 +310,7 @@ export class ResponseCache {
     if (entry?.answer !== answer) return;
     const replays = (answer.replays ??= new Map());
     if (replays.size >= MAX_REPLAYS || replays.has(variant)) return;
-    const kept = lines();
-    replays.set(variant, kept);
-    entry.size += linesSize(kept);
-    this.bytes += linesSize(kept);
+    replays.set(variant, this.shareLines(entry, variant, lines()));
     this.trim();
   }
 
@@ -276,7 +331,7 @@ export class ResponseCache {
     for (const [oldest, value] of this.entries) {
       if (this.entries.size <= MAX_ENTRIES && this.bytes <= this.maxBytes) break;
       this.entries.delete(oldest);
-      this.bytes -= value.size;
+      this.forget(value);
     }
   }
 
