@@ -12,7 +12,7 @@ import {
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './connection.js';
 import { SqliteMedia } from './media.js';
-import { explainStatement, StatementCache } from './sql.js';
+import { explainStatement, objectRows, StatementCache } from './sql.js';
 import { SqliteTerms } from './terms.js';
 
 /**
@@ -122,9 +122,9 @@ export function nextScheduledOf(db: Db): (nowUtc: string) => string | null {
   return (now) => statement.get({ now })?.due ?? null;
 }
 
-/** The posts `@ids` names and the posts of their translation groups in `@lang`. */
+/** The posts `@ids` names and the posts of their translation groups in `@lang` (an id twice is one, in `IN`). */
 const LINKED_IN_LANG = `SELECT value FROM json_each(@ids)
-  UNION SELECT s.id FROM posts a JOIN posts s ON s.type = a.type AND s.translation_group = a.translation_group AND s.lang = @lang
+  UNION ALL SELECT s.id FROM posts a JOIN posts s ON s.type = a.type AND s.translation_group = a.translation_group AND s.lang = @lang
   WHERE a.id IN (SELECT value FROM json_each(@ids))`;
 
 /** Events, venues and organizers (one id space), their links to each other and to terms. */
@@ -151,9 +151,9 @@ export class SqlitePosts implements PostsRepository {
       idBySlug: db.prepare<[string, string, string], { id: number }>('SELECT id FROM posts WHERE type = ? AND lang = ? AND slug = ?'),
       numberedSlugs: db.prepare<[string, string, string, string], { id: number; slug: string }>('SELECT id, slug FROM posts WHERE type = ? AND lang = ? AND slug >= ? AND slug < ?'),
       rows: {
-        event: db.prepare<{ ids: string }, Row>('SELECT d.*, p.* FROM posts p JOIN events d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))'),
-        venue: db.prepare<{ ids: string }, Row>('SELECT * FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))'),
-        organizer: db.prepare<{ ids: string }, Row>('SELECT * FROM posts p JOIN organizers d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))'),
+        event: objectRows(db.prepare<[{ ids: string }], Row>('SELECT d.*, p.* FROM posts p JOIN events d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))')),
+        venue: objectRows(db.prepare<[{ ids: string }], Row>('SELECT * FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))')),
+        organizer: objectRows(db.prepare<[{ ids: string }], Row>('SELECT * FROM posts p JOIN organizers d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))')),
       },
       organizersOf: db.prepare<{ ids: string }, { event_id: number; organizer_id: number }>(
         'SELECT event_id, organizer_id FROM event_organizers WHERE event_id IN (SELECT value FROM json_each(@ids)) ORDER BY event_id, position',
@@ -180,8 +180,8 @@ export class SqlitePosts implements PostsRepository {
       unlinkOrganizer: db.prepare('DELETE FROM event_organizers WHERE organizer_id = ?'),
       // the linked records asked for and the records of their translation groups in a language (unique per group)
       linked: {
-        venue: db.prepare<{ ids: string; lang: string }, Row>(`SELECT * FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (${LINKED_IN_LANG})`),
-        organizer: db.prepare<{ ids: string; lang: string }, Row>(`SELECT * FROM posts p JOIN organizers d ON d.post_id = p.id WHERE p.id IN (${LINKED_IN_LANG})`),
+        venue: objectRows(db.prepare<[{ ids: string; lang: string }], Row>(`SELECT * FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (${LINKED_IN_LANG})`)),
+        organizer: objectRows(db.prepare<[{ ids: string; lang: string }], Row>(`SELECT * FROM posts p JOIN organizers d ON d.post_id = p.id WHERE p.id IN (${LINKED_IN_LANG})`)),
       },
       // posts share one id space, and a group is named by the id of a member: groups of two types never meet
       members: db.prepare<{ groups: string }, TranslationRow & { type: PostType }>(
@@ -231,7 +231,7 @@ export class SqlitePosts implements PostsRepository {
     const out = new Map<number, RecordOf<T>>();
     if (ids.length === 0) return out;
     const json = JSON.stringify([...new Set(ids)]);
-    const rows = this.stmts.rows[type].all({ ids: json });
+    const rows = this.stmts.rows[type]({ ids: json });
     if (type === 'event') {
       const organizers = new Map<number, number[]>();
       for (const r of this.stmts.organizersOf.all({ ids: json })) organizers.set(r.event_id, [...(organizers.get(r.event_id) ?? []), r.organizer_id]);
@@ -277,7 +277,7 @@ export class SqlitePosts implements PostsRepository {
   async viewLinks(q: ViewLinksQuery): Promise<ViewLinks> {
     const related = this.related;
     const linked = <T extends VenueRecord | OrganizerRecord>(type: 'venue' | 'organizer', ids: number[], fromRow: (r: Row) => T) =>
-      new Map(ids.length === 0 ? [] : this.stmts.linked[type].all({ ids: JSON.stringify([...new Set(ids)]), lang: q.lang }).map((r) => [r.id as number, fromRow(r)]));
+      new Map(ids.length === 0 ? [] : this.stmts.linked[type]({ ids: JSON.stringify([...new Set(ids)]), lang: q.lang }).map((r) => [r.id as number, fromRow(r)]));
     const venues = linked('venue', q.venueIds, venueFromRow);
     const organizers = linked('organizer', q.organizerIds, organizerFromRow);
     const linkedRecords = [...venues.values(), ...organizers.values()];
