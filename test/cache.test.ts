@@ -215,11 +215,12 @@ describe('the front answer (a cached GET answered before Koa)', () => {
     const reads = new ReadSet();
     const first = cache.store('first', answer(1), false, moment, reads)!;
     cache.store('second', answer(2), false, moment, reads);
-    const lines = (origin: string) => ['Access-Control-Allow-Origin', origin, 'X-Padding', 'x'.repeat(1000)];
+    const lines = (origin: string) => ['Access-Control-Allow-Origin', origin, 'X-Padding', origin.repeat(50)];
     for (let i = 0; i < 12; i++) cache.keepReplay('first', first, replayKey(200, `https://site${i}.example`), () => lines(`https://site${i}.example`));
     expect(first.replays!.size).toBe(8);
     expect(cache.find('first')).toBe(first);
-    // four answers of 2,000 bytes fit in 16,000; with its variants the first takes 11,000 or so, so the fourth pushes it out
+    // four answers of 2,000 bytes fit in 16,000; with its variants (their own padding, about 1,050 characters each)
+    // the first takes 11,000 or so, so the fourth pushes it out
     cache.store('third', answer(3), false, moment, reads);
     cache.store('fourth', answer(4), false, moment, reads);
     expect(cache.find('first')).toBeUndefined();

@@ -132,6 +132,11 @@ export class ResponseCache {
    * one event by id and by slug, for visitors and for signed-in users, is one body and the same lines. Counted once.
    */
   private readonly pieces = new Map<string, Piece>();
+  /**
+   * The strings of the header lines the pieces hold, each counted once: most (names, CORS lists, `nosniff`) are the
+   * same in every answer, and an answer's own are its tag, length, dates and links.
+   */
+  private readonly strings = new Map<string, { value: string; holders: number }>();
   private readonly maxEntry: number;
   private bytes = 0;
   /**
@@ -198,6 +203,7 @@ export class ResponseCache {
       if (--piece.holders > 0) continue;
       this.pieces.delete(key);
       this.bytes -= piece.size;
+      if (Array.isArray(piece.value)) for (const line of piece.value) this.release(line);
     }
   }
 
@@ -224,8 +230,30 @@ export class ResponseCache {
 
   /** Holds a variant's header lines for `entry`, shared with any entry of the same body sent the same lines. */
   private shareLines(entry: Entry, variant: string, lines: string[]): string[] {
+    const key = `l${entry.tag} ${variant}`;
+    // new lines hold the cache's copy of each string, counted in `strings`: the array alone is the piece's
+    if (!this.pieces.has(key)) return this.share(entry, key, lines.map((line) => this.intern(line)), 16 + 8 * lines.length, () => true);
     const same = (held: string[]) => held.length === lines.length && held.every((line, i) => line === lines[i]);
-    return this.share(entry, `l${entry.tag} ${variant}`, lines, linesSize(lines), same);
+    return this.share(entry, key, lines, linesSize(lines), same);
+  }
+
+  /** The cache's copy of a header line string, counted once however many kept lines hold it. */
+  private intern(line: string): string {
+    const known = this.strings.get(line);
+    if (known !== undefined) {
+      known.holders++;
+      return known.value;
+    }
+    this.strings.set(line, { value: line, holders: 1 });
+    this.bytes += line.length + 32;
+    return line;
+  }
+
+  private release(line: string): void {
+    const known = this.strings.get(line)!;
+    if (--known.holders > 0) return;
+    this.strings.delete(line);
+    this.bytes -= line.length + 32;
   }
 
   /**
