@@ -16,6 +16,18 @@ const create = async (json: Record<string, unknown>) =>
   (await s.raw('POST', `${NS}/events`, { as: s.admin, json: { start_date: '2031-06-01 10:00', end_date: '2031-06-01 11:00', ...json } })).body;
 const list = `${NS}/events?start_date=2031-06-01&end_date=2031-06-30`;
 
+/**
+ * A cache of 16,000 bytes of its own, on the server's change tracker, and a way to keep in it an answer whose body is
+ * `size` bytes of `fill`, read from nothing.
+ */
+async function bareCache(size: number) {
+  const cache = new ResponseCache(16_000, s.engine.changes);
+  await s.engine.generation();
+  const moment = cache.moment;
+  const store = (key: string, fill: number) => cache.store(key, { status: 200, bytes: Buffer.alloc(size, fill), headers: {}, linkPrefix: '' }, false, moment, new ReadSet());
+  return { cache, store };
+}
+
 describe('the response cache is exact', () => {
   it('sees every write through the API at once, in single reads and lists', async () => {
     const e = await create({ title: 'Cached once' });
@@ -208,45 +220,37 @@ describe('the front answer (a cached GET answered before Koa)', () => {
   });
 
   it('counts what the header lines of the variants take against the cache\'s bytes', async () => {
-    const cache = new ResponseCache(16_000, s.engine.changes);
-    await s.engine.generation();
-    const answer = (n: number) => ({ status: 200, bytes: Buffer.alloc(2000, n), headers: {}, linkPrefix: '' });
-    const moment = cache.moment;
-    const reads = new ReadSet();
-    const first = cache.store('first', answer(1), false, moment, reads)!;
-    cache.store('second', answer(2), false, moment, reads);
+    const { cache, store } = await bareCache(2000);
+    const first = store('first', 1)!;
+    store('second', 2);
     const lines = (origin: string) => ['Access-Control-Allow-Origin', origin, 'X-Padding', origin.repeat(50)];
     for (let i = 0; i < 12; i++) cache.keepReplay('first', first, replayKey(200, `https://site${i}.example`), () => lines(`https://site${i}.example`));
     expect(first.replays!.size).toBe(8);
     expect(cache.find('first')).toBe(first);
     // four answers of 2,000 bytes fit in 16,000; with its variants (their own padding, about 1,050 characters each)
     // the first takes 11,000 or so, so the fourth pushes it out
-    cache.store('third', answer(3), false, moment, reads);
-    cache.store('fourth', answer(4), false, moment, reads);
+    store('third', 3);
+    store('fourth', 4);
     expect(cache.find('first')).toBeUndefined();
     expect(cache.find('second')).toBeDefined();
     expect(cache.find('fourth')).toBeDefined();
   });
 
   it('holds one copy of a body several answers share, counted once until its last holder goes', async () => {
-    const cache = new ResponseCache(16_000, s.engine.changes);
-    await s.engine.generation();
-    const answer = (n: number) => ({ status: 200, bytes: Buffer.alloc(3000, n), headers: {}, linkPrefix: '' });
-    const moment = cache.moment;
-    const reads = new ReadSet();
+    const { cache, store } = await bareCache(3000);
     // one event by id and by slug, for a visitor and for a signed-in user: four answers, one body
     const shared = ['by id', 'by slug', 'signed in, by id', 'signed in, by slug'];
-    const held = shared.map((key) => cache.store(key, answer(1), false, moment, reads)!);
+    const held = shared.map((key) => store(key, 1)!);
     expect(new Set(held.map((a) => a.bytes)).size).toBe(1);
     // and the header lines both were sent with, once
     const variant = replayKey(200, '');
     for (const [i, key] of ['by id', 'by slug'].entries()) cache.keepReplay(key, held[i]!, variant, () => ['ETag', '"x"', 'Content-Length', '3000']);
     expect(cache.find('by id')!.replays!.get(variant)).toBe(cache.find('by slug')!.replays!.get(variant));
     // 3,000 bytes counted once: four other bodies fit beside it in 16,000 (counted four times, they would not)
-    for (let n = 2; n <= 5; n++) cache.store(`other ${n}`, answer(n), false, moment, reads);
+    for (let n = 2; n <= 5; n++) store(`other ${n}`, n);
     for (const key of [...shared, 'other 2', 'other 5']) expect(cache.find(key)).toBeDefined();
     // a sixth body pushes out the oldest entries until the shared body's last holder is gone, and no further
-    cache.store('other 6', answer(6), false, moment, reads);
+    store('other 6', 6);
     for (const key of shared) expect(cache.find(key)).toBeUndefined();
     for (let n = 2; n <= 6; n++) expect(cache.find(`other ${n}`)).toBeDefined();
   });
