@@ -128,7 +128,8 @@ export class ResponseCache {
   /** The `requestKey` of URLs as sent, for the front answer, which reads nothing but the URL (never stale: it depends on the spec alone). */
   private readonly aliases = new Map<string, string>();
   /**
-   * Bodies (under their tag) and variants' header lines (under their text) held once for every entry with the same:
+   * Bodies (under their tag) and variants' header lines (under their body's tag and the variant) held once for every
+   * entry with the same:
    * one event by id and by slug, for visitors and for signed-in users, is one body and the same lines. Counted once.
    */
   private readonly pieces = new Map<string, Piece>();
@@ -285,7 +286,7 @@ export class ResponseCache {
       }
     }
     this.drop(key, stale);
-    return this.keep(key, { answer, counts: sites, reads: stale.reads, at: this.changes.now, second: stale.second });
+    return this.keep(key, { answer, tag, counts: sites, reads: stale.reads, at: this.changes.now, second: stale.second });
   }
 
   /** What an answer computed from now on is current as of: the change tracker's stamp and the second. */
@@ -302,26 +303,28 @@ export class ResponseCache {
     if (answer.bytes.length > this.maxEntry || reads.unknown || !this.changes.isCurrent(reads.tags, moment.at)) return undefined;
     // a list is kept for its second only, and any write retires it: where its counts are is never needed
     const counts = toTheSecond ? null : countSites(answer.bytes, reads.shownCounts);
-    return this.keep(key, { answer, counts, reads: [...reads.tags], at: moment.at, second: toTheSecond ? moment.second : -1 });
+    const tag = answer.headers.ETag ?? entityTag(answer.bytes);
+    return this.keep(key, { answer, tag, counts, reads: [...reads.tags], at: moment.at, second: toTheSecond ? moment.second : -1 });
   }
 
   /**
    * Keeps an entry in place of any under `key`, its answer holding the pieces the cache holds for its body and header
    * lines; returns that answer.
    */
-  private keep(key: string, kept: Omit<Entry, 'current' | 'size' | 'held' | 'tag'>): CachedAnswer {
+  private keep(key: string, kept: Omit<Entry, 'current' | 'size' | 'held'>): CachedAnswer {
     const replaced = this.entries.get(key);
     if (replaced) this.drop(key, replaced);
-    let { bytes } = kept.answer;
-    const entry = Object.assign(kept, { size: 0, held: [] as string[], tag: kept.answer.headers.ETag ?? entityTag(bytes) }) as unknown as Entry;
+    const held = kept.answer.bytes;
+    let bytes = held;
+    const entry = Object.assign(kept, { size: 0, held: [] as string[] }) as unknown as Entry;
     // a small Buffer is a slice of a shared pool: the cache holds a copy of its own, so it keeps only these bytes
     if (bytes.buffer.byteLength !== bytes.length) {
       const own = Buffer.allocUnsafeSlow(bytes.length);
       bytes.copy(own);
       bytes = own;
     }
-    bytes = this.share(entry, `b${entry.tag}`, bytes, bytes.length, (held) => held.equals(bytes));
-    entry.answer = { ...entry.answer, bytes };
+    bytes = this.share(entry, `b${entry.tag}`, bytes, bytes.length, (shared) => shared.equals(bytes));
+    if (bytes !== held) entry.answer = { ...entry.answer, bytes };
     if (entry.answer.replays) entry.answer.replays = new Map([...entry.answer.replays].map(([variant, lines]) => [variant, this.shareLines(entry, variant, lines)]));
     entry.current = { entry, stale: false };
     this.entries.set(key, entry);

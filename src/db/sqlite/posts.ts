@@ -48,6 +48,7 @@ function trigramQuery(words: string[]): string | null {
 const RARE_BELOW = 20_000;
 /** How long a connection trusts a trigram's count: counts only choose what narrows a search, never what matches. */
 const RARITY_TTL_MS = 10 * 60_000;
+/** Trigrams a connection remembers counts of; past this it forgets them all and counts afresh. */
 const MAX_COUNTED = 10_000;
 
 /**
