@@ -48,6 +48,26 @@ describe('the response cache is exact', () => {
     expect((await s.raw('GET', `${NS}/events/${e.id}`)).body.title).toBe('Written elsewhere');
   });
 
+  it("sees another process's write in the very next read while other requests keep the server busy", async () => {
+    // requests that arrive in one turn of the event loop share one reading of the generation, taken after all of them
+    // arrived: a reading kept any longer would miss a write acknowledged between two turns
+    const e = await create({ title: 'Read under load' });
+    const other = await create({ title: 'Read by everyone else' });
+    let busy = true;
+    const background = Array.from({ length: 12 }, async () => {
+      while (busy) expect((await s.raw('GET', `${NS}/events/${other.id}`)).status).toBe(200);
+    });
+    try {
+      for (let round = 0; round < 40; round++) {
+        await s.sql('UPDATE posts SET title = ? WHERE id = ?', `Round ${round}`, e.id);
+        expect((await s.raw('GET', `${NS}/events/${e.id}`)).body.title).toBe(`Round ${round}`);
+      }
+    } finally {
+      busy = false;
+      await Promise.all(background);
+    }
+  });
+
   it('publishes a scheduled record the moment its date comes', async () => {
     const due = new Date(Date.now() + 2500).toISOString().slice(0, 19).replace('T', ' ');
     const e = await create({ title: 'Scheduled', date_utc: due });

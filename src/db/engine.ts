@@ -232,9 +232,10 @@ export interface Engine {
   bookkeep<T>(work: (repos: Repositories) => Promise<T>): Promise<T>;
   /**
    * The data's generation: equal values mean nothing an answer can depend on was committed in between, by any
-   * process or node. A reading starts after the call, so a write acknowledged before it is always seen.
+   * process or node. A reading starts after the call, so a write acknowledged before it is always seen; calls of one
+   * turn of the event loop share one reading (see CoalescedReader).
    */
-  generation(): string | Promise<string>;
+  generation(): Promise<string>;
   /** What changed, as this process has seen it through `generation` readings: what the caches consult. */
   readonly changes: ChangeTracker;
   /**

@@ -19,9 +19,9 @@ const unreadable = () => false;
  * before Koa: the same status, bytes and header lines the response stage sent an earlier GET of that answer with the
  * same `Origin` and the same outcome of `If-None-Match` / `If-Modified-Since` (200 or 304), with a request id of its
  * own. Anything else (a miss, another method, a variant not sent yet, credentials not settled) returns false and goes
- * through Koa, which may then make the next one a front answer. When the engine knows its generation at once (SQLite)
- * the whole answer is synchronous; otherwise (PostgreSQL) it waits for the one reading the request needs. An answer
- * stale by the counts it shows alone is brought up to date first (ResponseCache.current), which reads the database.
+ * through Koa, which may then make the next one a front answer. It waits for the reading of the generation the request
+ * needs, which it shares with every request of its turn of the event loop. An answer stale by the counts it shows
+ * alone is brought up to date first (ResponseCache.current), which reads the database.
  */
 export function frontAnswer(deps: { cache: ResponseCache; settled: SettledCallers; engine: Engine; config: Config; log: Logger }): (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean> {
   const { cache, settled, engine, config, log } = deps;
@@ -62,14 +62,7 @@ export function frontAnswer(deps: { cache: ResponseCache; settled: SettledCaller
   };
   return (req, res) => {
     if (!isReplayableGet(req.method, req.headers)) return false;
-    let generation: string | Promise<string>;
-    try {
-      generation = engine.generation();
-    } catch {
-      return false;
-    }
-    if (typeof generation === 'string') return answer(req, res);
-    return generation.then(() => answer(req, res), unreadable);
+    return engine.generation().then(() => answer(req, res), unreadable);
   };
 }
 

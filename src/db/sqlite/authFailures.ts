@@ -37,7 +37,11 @@ export const lockoutPathOf = (dbPath: string): string => (dbPath === ':memory:' 
 export class SqliteLockout implements LockoutStore {
   private readonly db: Db;
   private readonly stmts;
-  private readonly version: () => string;
+  private readonly dataVersion: () => number;
+  /** The file's `data_version` as last observed: it moves with other processes' commits. */
+  private observed = 0;
+  /** Writes of this process that may have changed a count (they do not move its own connection's `data_version`). */
+  private written = 0;
   /** Rows this process added since it last pruned. */
   private added = 0;
 
@@ -53,9 +57,8 @@ export class SqliteLockout implements LockoutStore {
       this.db.pragma(`user_version = ${SCHEMA_VERSION}`);
     }).immediate();
     const dataVersion = this.db.prepare<[], number>('PRAGMA data_version').pluck();
-    const changes = this.db.prepare<[], number>('SELECT total_changes()').pluck();
-    // data_version moves with other processes' commits, total_changes with this connection's
-    this.version = () => `${dataVersion.get()!}.${changes.get()!}`;
+    this.dataVersion = () => dataVersion.get()!;
+    this.observed = this.dataVersion();
     this.stmts = {
       get: this.db.prepare<[string, string], Row>('SELECT failures, window_start, locked_until FROM auth_failures WHERE address = ? AND account = ?'),
       put: this.db.prepare(`INSERT INTO auth_failures (address, account, failures, window_start, locked_until, expires) VALUES (@address, @account, @failures, @start, @locked, @expires)
@@ -84,6 +87,7 @@ export class SqliteLockout implements LockoutStore {
       const lockedUntil = failures >= limits.max ? now + limits.lockMs : 0;
       const start = fresh || lockedUntil ? now : row.window_start;
       this.stmts.put.run({ address, account, failures: lockedUntil ? 0 : failures, start, locked: lockedUntil, expires: Math.max(start + limits.windowMs, lockedUntil) });
+      this.written++;
       return lockedUntil;
     }).immediate();
     if (this.added >= Math.max(1, Math.floor(this.maxTracked / 10))) this.prune(now);
@@ -91,7 +95,7 @@ export class SqliteLockout implements LockoutStore {
   }
 
   async clear(address: string, account: string): Promise<void> {
-    this.stmts.clear.run(address, account);
+    if (this.stmts.clear.run(address, account).changes > 0) this.written++;
   }
 
   /** Rows kept now (what `maxTracked` bounds). */
@@ -100,11 +104,16 @@ export class SqliteLockout implements LockoutStore {
   }
 
   /**
-   * Whether any failure may have been recorded or cleared, by any process, since a moment: equal generations mean
-   * equal counts.
+   * Whether any failure may have been recorded or cleared since a moment: equal generations mean equal counts, as far
+   * as the last `observe` (other processes) and this process's own writes since tell.
    */
   generation(): string {
-    return this.version();
+    return `${this.observed}.${this.written}`;
+  }
+
+  /** Reads whether other processes wrote: the engine calls it with every reading of the data's generation. */
+  observe(): void {
+    this.observed = this.dataVersion();
   }
 
   async close(): Promise<void> {
@@ -119,5 +128,6 @@ export class SqliteLockout implements LockoutStore {
       const excess = this.stmts.count.get()! - this.maxTracked;
       if (excess > 0) this.stmts.dropNearestExpiry.run({ now, excess });
     }).immediate();
+    this.written++;
   }
 }
