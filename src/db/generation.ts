@@ -49,12 +49,12 @@ export function utcNowWire(): string {
 /**
  * The database generation as seen by this process, read as seldom as exactness allows: a request needs a reading that
  * started after it arrived (an older one could miss a write acknowledged just before). A reading starts once the
- * requests read from the network with the first one have been seen (after the current turn of the event loop), or
- * once the reading in flight is done: every request arriving meanwhile shares it. Under load, one reading serves
- * every request of a turn (SQLite) or every request that arrived during the previous round trip (PostgreSQL).
+ * requests read from the network with the first one have been seen, after the current turn of the event loop: every
+ * request of a turn shares it. It does not wait for the reading of an earlier turn: a request never waits for more
+ * than one round trip (PostgreSQL), and an engine applies readings that end out of order by their start (see
+ * PostgresEngine.generation).
  */
 export class CoalescedReader<T> {
-  private inflight: Promise<T> | null = null;
   /** The reading that has not started yet: it starts after every request that joins it arrived. */
   private next: Promise<T> | null = null;
 
@@ -62,20 +62,11 @@ export class CoalescedReader<T> {
 
   get(): Promise<T> {
     if (this.next === null) {
-      const start = () => this.start();
-      this.next = (this.inflight ?? new Promise<void>((resolve) => setImmediate(resolve))).then(start, start);
+      this.next = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        this.next = null;
+        return this.read();
+      });
     }
     return this.next;
-  }
-
-  private start(): Promise<T> {
-    this.next = null;
-    const reading = this.read();
-    this.inflight = reading;
-    const clear = () => {
-      if (this.inflight === reading) this.inflight = null;
-    };
-    reading.then(clear, clear);
-    return reading;
   }
 }

@@ -64,7 +64,7 @@ export class ChangeSignal {
   private listen(): void {
     if (this.connecting || this.closed || Date.now() < this.retryAt) return;
     this.connecting = true;
-    const client = new pg.Client({ connectionString: this.url, application_name: 'almanac-listen', keepAlive: true, query_timeout: FENCE_TIMEOUT_MS, connectionTimeoutMillis: FENCE_TIMEOUT_MS });
+    const client = new pg.Client({ connectionString: this.url, application_name: 'almanac-listen', keepAlive: true, pipeline: true, query_timeout: FENCE_TIMEOUT_MS, connectionTimeoutMillis: FENCE_TIMEOUT_MS });
     client.on('notification', () => {
       this.moved = true;
     });

@@ -39,6 +39,8 @@ interface Reading {
   rows: LoggedChange[];
   /** When it began (Unix ms). */
   atMs: number;
+  /** Readings are numbered in the order they began. */
+  order: number;
 }
 
 /**
@@ -61,6 +63,9 @@ export class PostgresEngine implements Engine {
   readonly kind = 'postgres' as const;
   private readonly group: PostgresGroupCommit;
   private readonly readings: CoalescedReader<Reading>;
+  private readingsBegun = 0;
+  /** The newest reading applied to the tracker. */
+  private newestApplied: Reading | null = null;
   private readonly signal: ChangeSignal;
   private readonly tracker = new GenerationTracker();
   readonly changes: ChangeTracker = this.tracker.changes;
@@ -84,22 +89,31 @@ export class PostgresEngine implements Engine {
       }
       return sql;
     });
-    // while the listening connection tells that nothing moved, the last reading stands (unless a scheduled record
-    // fell due since, or it is older than READING_MAX_AGE_MS); otherwise one round trip reads the newest sequence, the
-    // change log rows since the last one this process saw (none when nothing moved), the next scheduled record and
-    // the lock-out's version
-    let last: Reading | null = null;
+    // while the listening connection tells that nothing moved, the newest reading of the log stands (unless a
+    // scheduled record fell due since, or it is older than READING_MAX_AGE_MS), even one still under way: it started
+    // after the last reset, and nothing moved between that and the moment the round trip on the listening connection
+    // began. Otherwise one round trip reads the newest sequence, the change log rows since the last one this process
+    // saw (none when nothing moved), the next scheduled record and the lock-out's version
+    let latest: Promise<Reading> | null = null;
     this.readings = new CoalescedReader(async () => {
-      if (last !== null && (await this.signal.quiet()) && Date.now() - last.atMs < READING_MAX_AGE_MS && (last.due === null || utcNowWire() < last.due)) return last;
+      if (latest !== null && (await this.signal.quiet()) && latest !== null) {
+        const last = await latest;
+        if (Date.now() - last.atMs < READING_MAX_AGE_MS && (last.due === null || utcNowWire() < last.due)) return last;
+      }
       this.signal.reset();
-      last = await this.readLog();
-      return last;
+      const reading = this.readLog();
+      latest = reading;
+      reading.catch(() => {
+        if (latest === reading) latest = null;
+      });
+      return reading;
     });
   }
 
   /** The change log and what else each generation reads, in one round trip. */
   private async readLog(): Promise<Reading> {
     const atMs = Date.now();
+    const order = ++this.readingsBegun;
     const from = this.tracker.changes.lastSeq;
     const rows = await query<{ seq: number; due: string | null; lockout: number | null; changes: [number, string][] | null }>(this.pool,
       `SELECT (SELECT MAX(seq) FROM change_log) AS seq, (${NEXT_SCHEDULED}) AS due, (SELECT MAX(version) FROM auth_failures_version) AS lockout,
@@ -107,7 +121,7 @@ export class PostgresEngine implements Engine {
       [utcNowWire(), from]);
     const row = rows[0];
     return {
-      seq: row?.seq ?? 0, due: row?.due ?? null, lockout: row?.lockout ?? 0, from, atMs,
+      seq: row?.seq ?? 0, due: row?.due ?? null, lockout: row?.lockout ?? 0, from, atMs, order,
       rows: (row?.changes ?? []).map(([seq, tags]) => ({ seq: Number(seq), tags })),
     };
   }
@@ -154,7 +168,11 @@ export class PostgresEngine implements Engine {
   }
 
   async generation(): Promise<string> {
-    const { seq, due, lockout, from, rows } = await this.readings.get();
+    const read = await this.readings.get();
+    // a reading that began after this one and has been applied already is as good for this request, and newer
+    const reading = this.newestApplied !== null && this.newestApplied.order > read.order ? this.newestApplied : read;
+    this.newestApplied = reading;
+    const { seq, due, lockout, from, rows } = reading;
     this.lockout.observe(lockout);
     // rows read from an older position than the tracker's now are filtered by sequence; from a newer one (a reading
     // that started before another's rows were observed cannot be newer) they would be incomplete: read as unknown
