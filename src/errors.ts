@@ -1,4 +1,7 @@
-/** The one error type of Almanac: it becomes WordPress's `{code, message, data: {status, …}}`. */
+/**
+ * The one error type of Almanac: it becomes WordPress's `{code, message, data: {status, …}}`. It is an answer, not a
+ * fault: it carries no stack trace (capturing one cost more than the rest of a request that answers 404).
+ */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -7,7 +10,10 @@ export class ApiError extends Error {
     readonly data: Record<string, unknown> = {},
     readonly headers: Record<string, string> = {},
   ) {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
   }
 
   toBody(): { code: string; message: string; data: Record<string, unknown> & { status: number } } {
