@@ -41,9 +41,16 @@ export function readChanges(from: number, rows: LoggedChange[]): LoggedChange[] 
   return rows.slice(1);
 }
 
-/** The current UTC time as the data layer writes times (`YYYY-MM-DD HH:MM:SS`). */
+let wireSecond = -1;
+let wireText = '';
+/** The current UTC time as the data layer writes times (`YYYY-MM-DD HH:MM:SS`), formatted once per second. */
 export function utcNowWire(): string {
-  return new Date().toISOString().slice(0, 19).replace('T', ' ');
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== wireSecond) {
+    wireSecond = second;
+    wireText = new Date(second * 1000).toISOString().slice(0, 19).replace('T', ' ');
+  }
+  return wireText;
 }
 
 /**

@@ -2,6 +2,7 @@ import type { MediaRepository } from '../engine.js';
 import type { MediaRecord } from '../records.js';
 import { toMedia, type MediaRow } from '../rows.js';
 import type { Db } from './connection.js';
+import { utcNowWire } from '../generation.js';
 
 
 export class SqliteMedia implements MediaRepository {
@@ -36,7 +37,7 @@ export class SqliteMedia implements MediaRepository {
       if (!same) this.stmts.describe.run({ ...row, id: existing.id });
       return existing.id;
     }
-    const created = new Date().toISOString().slice(0, 19).replace('T', ' ');
+    const created = utcNowWire();
     if (!this.stmts.byId.get(media.id)) {
       this.stmts.insertAs.run({ ...row, created });
       return media.id;
@@ -60,7 +61,7 @@ export class SqliteMedia implements MediaRepository {
     const existing = await this.findByUrl(url);
     if (existing) return existing;
     const extension = /\.([A-Za-z0-9]{1,5})(?:[?#]|$)/.exec(new URL(url).pathname)?.[1]?.toLowerCase() ?? '';
-    const id = Number(this.stmts.insert.run({ url, extension, created: new Date().toISOString().slice(0, 19).replace('T', ' ') }).lastInsertRowid);
+    const id = Number(this.stmts.insert.run({ url, extension, created: utcNowWire() }).lastInsertRowid);
     return (await this.findById(id))!;
   }
 }

@@ -4,6 +4,7 @@ import type { TermsRepository, Translations } from '../engine.js';
 import type { Taxonomy, TermInput, TermListQuery, TermRecord } from '../records.js';
 import type { Db } from './connection.js';
 import { explainStatement, StatementCache } from './sql.js';
+import { utcNowWire } from '../generation.js';
 
 interface TermRow { id: number; taxonomy: string; name: string; slug: string; description: string; parent_id: number | null; lang: string; translation_group: number; count: number }
 
@@ -83,7 +84,7 @@ export class SqliteTerms implements TermsRepository {
   }
 
   async findById(id: number): Promise<TermRecord | null> {
-    const row = this.stmts.byId.get({ id, now: nowUtc() });
+    const row = this.stmts.byId.get({ id, now: utcNowWire() });
     return row ? toTerm(row) : null;
   }
 
@@ -96,13 +97,13 @@ export class SqliteTerms implements TermsRepository {
   /** Several terms by id, in one query. */
   async findMany(ids: number[]): Promise<TermRecord[]> {
     if (ids.length === 0) return [];
-    return this.stmts.byIds.all({ ids: JSON.stringify([...new Set(ids)]), now: nowUtc() }).map(toTerm);
+    return this.stmts.byIds.all({ ids: JSON.stringify([...new Set(ids)]), now: utcNowWire() }).map(toTerm);
   }
 
   /** The terms asked for, and the terms of their translation groups in a language (for PostsRepository.viewLinks). */
   async withTranslations(ids: number[], lang: Lang): Promise<Map<number, TermRecord>> {
     if (ids.length === 0) return new Map();
-    return new Map(this.stmts.withTranslations.all({ ids: JSON.stringify([...new Set(ids)]), lang, now: nowUtc() }).map((r) => [r.id, toTerm(r)]));
+    return new Map(this.stmts.withTranslations.all({ ids: JSON.stringify([...new Set(ids)]), lang, now: utcNowWire() }).map((r) => [r.id, toTerm(r)]));
   }
 
   /**
@@ -149,7 +150,7 @@ export class SqliteTerms implements TermsRepository {
     const base = `SELECT * FROM (SELECT t.*, ${COUNT} AS count FROM terms t WHERE ${where.join(' AND ')})${q.hideEmpty ? ' WHERE count > 0' : ''}`;
     const direction = q.descending ? 'DESC' : 'ASC';
     const params = {
-      taxonomy: q.taxonomy, lang: q.lang, now: nowUtc(), limit: q.limit, offset: q.offset,
+      taxonomy: q.taxonomy, lang: q.lang, now: utcNowWire(), limit: q.limit, offset: q.offset,
       search: q.search === undefined ? undefined : `%${foldForSearch(q.search).replace(/[\\%_]/g, (c) => '\\' + c)}%`,
       include: q.include ? JSON.stringify(q.include) : undefined, exclude: q.exclude ? JSON.stringify(q.exclude) : undefined,
       parentId: q.parentId || undefined, eventId: q.event && !q.event.linksHidden ? q.event.id : undefined, slug: q.slug === undefined ? undefined : slugify(q.slug),
@@ -253,6 +254,3 @@ function without<T extends Record<string, unknown>>(o: T, ...keys: string[]): Pa
   return Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k))) as Partial<T>;
 }
 
-function nowUtc(): string {
-  return new Date().toISOString().slice(0, 19).replace('T', ' ');
-}

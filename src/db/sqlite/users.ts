@@ -3,6 +3,7 @@ import type { UsersRepository } from '../engine.js';
 import type { AppPassword, User } from '../records.js';
 import { toPassword, toUser, type PasswordRow, type UserRow } from '../rows.js';
 import type { Db } from './connection.js';
+import { utcNowWire } from '../generation.js';
 
 /** Users and their application passwords. */
 export class SqliteUsers implements UsersRepository {
@@ -49,7 +50,7 @@ export class SqliteUsers implements UsersRepository {
   async create(input: { id?: number; login: string; email: string | null; displayName?: string; role: Role }): Promise<User> {
     const info = this.stmts.insert.run({
       id: input.id ?? null, login: input.login, email: input.email, displayName: input.displayName ?? input.login, role: input.role,
-      registeredUtc: new Date().toISOString().slice(0, 19).replace('T', ' '),
+      registeredUtc: utcNowWire(),
     });
     return (await this.findById(Number(info.lastInsertRowid)))!;
   }
