@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { ApiError } from '../errors.js';
 
 /**
@@ -8,7 +8,7 @@ import { ApiError } from '../errors.js';
 
 /** The strong entity tag of a body: a hash of its exact bytes, so two answers share a tag only when identical. */
 export function entityTag(text: string | Buffer): string {
-  return `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`;
+  return `"${hash('sha256', text, 'base64url').slice(0, 27)}"`; // one call, no Hash object (every answer computed)
 }
 
 /** The entity tags a conditional header lists (`*` as itself), each with its weakness. */
