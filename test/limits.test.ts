@@ -156,3 +156,27 @@ describe('the response cache', () => {
     expect(locked.headers.get('cache-control')).toBe('private, max-age=0, must-revalidate');
   });
 });
+
+describe('costly reads', () => {
+  it('never hold every connection a read by id needs, however many are under way', async () => {
+    // lists that hold on to their turn, as a list waiting for a read thread does, or a feed between two of its slices
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const lists = Array.from({ length: 40 }, () => s.engine.readList(async (repos) => {
+      await repos.posts.typeOf(venueId);
+      await held;
+    }));
+    try {
+      const read = s.engine.read((repos) => repos.posts.typeOf(venueId)).then(() => 'answered');
+      const late = new Promise((resolve) => setTimeout(() => resolve('still waiting'), 2000));
+      expect(await Promise.race([read, late])).toBe('answered');
+      // and over HTTP: an event read for the first time (no cached answer) is answered meanwhile
+      const events = await s.sql<{ id: number }>("SELECT post_id AS id FROM events ORDER BY post_id LIMIT 1");
+      const answer = s.raw('GET', `${NS}/events/${events[0]!.id}?xlate_language=de`).then((r) => r.status);
+      expect(await Promise.race([answer, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 2000))])).toBe(200);
+    } finally {
+      release();
+      await Promise.all(lists);
+    }
+  });
+});

@@ -170,8 +170,9 @@ describe('plans kept on PostgreSQL', () => {
     }
   });
   it('share a process\'s connections between the pools, at least one each', () => {
-    expect(splitPool(10)).toEqual({ keys: 5, lists: 4, writes: 1 });
-    expect(splitPool(4)).toEqual({ keys: 1, lists: 2, writes: 1 });
+    expect(splitPool(10)).toEqual({ keys: 7, lists: 2, writes: 1 });
+    expect(splitPool(20)).toEqual({ keys: 15, lists: 4, writes: 1 });
+    expect(splitPool(4)).toEqual({ keys: 2, lists: 1, writes: 1 });
     expect(splitPool(3)).toEqual({ keys: 1, lists: 1, writes: 1 });
     expect(splitPool(1)).toEqual({ keys: 1, lists: 1, writes: 1 });
   });

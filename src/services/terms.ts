@@ -64,7 +64,7 @@ export class TermService<T extends Taxonomy> {
   }
 
   list(c: OperationContext<'listCategories'> | OperationContext<'listTags'>, state: RequestState) {
-    return this.engine.read(async (repos) => {
+    return this.engine.readList(async (repos) => {
       const q = c.request.query as TermListParams;
       const page = q.page ?? 1;
       const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);

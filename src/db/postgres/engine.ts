@@ -149,6 +149,10 @@ export class PostgresEngine implements Engine {
     return work(reads ? recordingReads(this.repos, reads) : this.repos);
   }
 
+  readList<T>(work: (repos: Repositories) => Promise<T>, reads: ReadSet | null = null): Promise<T> {
+    return this.read(work, reads); // a read holds no connection between statements; list statements have their pool
+  }
+
   write<T>(work: (unit: WriteUnit) => Promise<T>): Promise<T> {
     const changes = new ChangeSet();
     return this.group.run((client, batch) => work(recordingWrites(unitOf(client, DateTime.fromMillis(batch.nowMs, { zone: 'utc' })), changes)), changes);

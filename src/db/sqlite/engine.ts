@@ -73,8 +73,29 @@ class FileSync {
   }
 }
 
-/** The most connections reads hold at once on the event loop (more wait): reads rarely overlap there at all. */
-const MAX_READERS = 8;
+/**
+ * The most connections cheap reads hold at once on the event loop (more wait): they rarely overlap there at all.
+ * Lists, searches and feeds have connections of their own besides (see `readList`).
+ */
+const CHEAP_READERS = 8;
+
+/** At most `size` holders at once; the others wait, first come, first served. */
+class Turns {
+  private held = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(readonly size: number) {}
+
+  async take(): Promise<() => void> {
+    if (this.held < this.size) this.held++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    return () => {
+      const next = this.waiting.shift();
+      if (next) next(); // the turn passes on: `held` stays
+      else this.held--;
+    };
+  }
+}
 /** Change log rows older than this are pruned (a cache that missed that many changes starts afresh anyway). */
 const CHANGE_LOG_DAYS = 1;
 
@@ -100,6 +121,12 @@ export class SqliteEngine implements Engine {
   private readers = 0;
   private readonly waiting: ((reader: Reader) => void)[] = [];
   private readonly threads: ReadThreads | null;
+  /**
+   * Turns of the lists, searches and feeds (`readList`): twice as many as read threads (two without), so that a
+   * thread always has the next statement waiting while a list whose statement is done renders its page.
+   */
+  private readonly listTurns: Turns | null;
+  private readonly maxReaders: number;
   private readonly probe: Db;
   private readonly walSync: FileSync;
   private readonly termCountsOf: (ids: number[]) => { counts: Map<number, number>; seq: number };
@@ -162,6 +189,8 @@ export class SqliteEngine implements Engine {
     const script = memory ? null : readThreadScript();
     const size = options.readThreads ?? 2;
     this.threads = script && size > 0 ? new ReadThreads(script, { path }, size) : null;
+    this.listTurns = memory ? null : new Turns(2 * Math.max(1, this.threads ? size : 1));
+    this.maxReaders = CHEAP_READERS + (this.listTurns?.size ?? 0);
   }
 
   /** Opens (creating it when missing) and migrates the database file (`:memory:`: a private database). */
@@ -207,6 +236,20 @@ export class SqliteEngine implements Engine {
     } finally {
       reader.commit.run();
       this.release(reader);
+    }
+  }
+
+  /**
+   * A list waits for its turn before it takes a connection: lists waiting for a read thread used to hold every
+   * connection, and a read by id that missed the cache waited for them (half a second, with 16 costly clients).
+   */
+  async readList<T>(work: (repos: Repositories) => Promise<T>, reads: ReadSet | null = null): Promise<T> {
+    if (this.listTurns === null) return this.read(work, reads);
+    const done = await this.listTurns.take();
+    try {
+      return await this.read(work, reads);
+    } finally {
+      done();
     }
   }
 
@@ -297,7 +340,7 @@ export class SqliteEngine implements Engine {
   private acquire(): Promise<Reader> {
     const reader = this.idle.pop();
     if (reader) return Promise.resolve(reader);
-    if (this.readers < MAX_READERS) {
+    if (this.readers < this.maxReaders) {
       this.readers++;
       const db = openReadOnly(this.path);
       const repos = repositoriesOf(db);
