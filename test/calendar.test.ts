@@ -153,6 +153,8 @@ describe('iCalendar', () => {
       expect(events).toHaveLength(500);
       expect(events[0]!.event.summary).toBe('Bulk 0000');
       expect(events.at(-1)!.event.summary).toBe('Bulk 0499');
+      // read and rendered in slices: every one once, in order
+      expect(events.map((e) => e.event.summary)).toEqual(Array.from({ length: 500 }, (_, i) => `Bulk ${String(i).padStart(4, '0')}`));
     } finally {
       await other.close();
     }

@@ -224,9 +224,9 @@ export interface Engine {
    */
   read<T>(work: (repos: Repositories) => Promise<T>, reads?: ReadSet | null): Promise<T>;
   /**
-   * `read` for a list, a search or a feed: costly reads queue among themselves (SQLite: for a turn with the read
-   * threads, before they take a connection; PostgreSQL: on the pool of list statements, as every list statement does),
-   * so however many arrive, they never hold every connection a cheap read (a record by id, say) needs.
+   * `read` for a list, a search or a feed: costly reads queue among themselves (SQLite: for a turn, before they take
+   * a connection; PostgreSQL: on the pool of list statements, as every list statement does), so however many arrive,
+   * they never hold every connection a cheap read (a record by id, say) needs.
    */
   readList<T>(work: (repos: Repositories) => Promise<T>, reads?: ReadSet | null): Promise<T>;
   /**

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { ChangeTracker, MAX_CHANGES_READ, type LoggedChange } from './changes.js';
 
 /**
@@ -69,7 +70,7 @@ export class CoalescedReader<T> {
 
   get(): Promise<T> {
     if (this.next === null) {
-      this.next = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.next = nextTurn().then(() => {
         this.next = null;
         return this.read();
       });

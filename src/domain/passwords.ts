@@ -2,6 +2,7 @@ import { createHash, hash, randomBytes, randomUUID, scrypt, timingSafeEqual } fr
 import type { Engine, UsersRepository } from '../db/engine.js';
 import type { AppPassword, User } from '../db/records.js';
 import { InFlight } from '../inFlight.js';
+import { Turns } from '../turns.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 } as const;
@@ -73,26 +74,20 @@ export type CredentialCheck =
  * every core (libuv runs four at once) and starve the event loop that answers everyone else.
  */
 export class ScryptGate {
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
+  private readonly turns: Turns;
 
-  constructor(private readonly concurrency: number, private readonly queue: number) {}
+  constructor(concurrency: number, private readonly queue: number) {
+    this.turns = new Turns(concurrency);
+  }
 
   /** scrypt of `password` with `salt`, or null when the queue is full. */
   async hash(password: string, salt: string): Promise<Buffer | null> {
-    if (this.running >= this.concurrency) {
-      if (this.waiting.length >= this.queue) return null;
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
-    } else {
-      this.running++;
-    }
+    if (!this.turns.free && this.turns.waiting >= this.queue) return null;
+    const done = await this.turns.take();
     try {
       return await scryptAsync(password, salt);
     } finally {
-      // the slot passes straight to the next in line, so `running` counts it throughout
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.running--;
+      done();
     }
   }
 }

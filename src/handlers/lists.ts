@@ -92,22 +92,14 @@ const syncRequested = (state: RequestState) => ['modified_after', 'modified_afte
 type LinkedListParams = QueryOf<'listVenues'> & QueryOf<'listOrganizers'>;
 
 export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'listEvents' | 'listVenues' | 'listOrganizers' | 'getEventsCalendar' | 'getEventCalendar'> {
-  /**
-   * An iCalendar answer: the events `ids` names as this caller reads them in a list (a `password` unlocks a protected
-   * one), in a calendar called `name`, or after its one event's title as shown. A feed is read and rendered a slice at
-   * a time, letting the event loop answer other requests in between: 500 events at once held it for some 30 ms.
-   */
-  const calendarReply = async (repos: Repositories, s: PostService, ids: number[], state: RequestState, name: string | null, password?: string) => {
-    const entries: CalendarEntry[] = [];
-    for (let start = 0; start < ids.length; start += FEED_SLICE) {
-      if (start > 0) await nextTurn();
-      const slice = ids.slice(start, start + FEED_SLICE);
-      const records = await repos.posts.findMany('event', slice);
-      const events = slice.flatMap((id) => records.get(id) ?? []);
-      const wire = (await s.view(events, { single: false, password })) as EventWire[];
-      const revisions = await repos.posts.revisions(events.map((e) => e.id));
-      wire.forEach((event, i) => entries.push({ event, revision: revisions.get(events[i]!.id) ?? 0 }));
-    }
+  /** The calendar entries of events as this caller reads them in a list (a `password` unlocks a protected one). */
+  const calendarEntries = async (repos: Repositories, s: PostService, events: EventRecord[], password?: string): Promise<CalendarEntry[]> => {
+    const wire = (await s.view(events, { single: false, password })) as EventWire[];
+    const revisions = await repos.posts.revisions(events.map((e) => e.id));
+    return wire.map((event, i) => ({ event, revision: revisions.get(events[i]!.id) ?? 0 }));
+  };
+  /** An iCalendar answer: a calendar called `name`, or after its one event's title as shown. */
+  const calendarReply = (entries: CalendarEntry[], state: RequestState, name: string | null) => {
     const text = iCalendar(entries, { name: name ?? plainText(entries[0]!.event.title), host: new URL(state.site).hostname });
     return { status: 200 as const, body: text, headers: { 'Content-Type': 'text/calendar; charset=utf-8' } };
   };
@@ -179,12 +171,21 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
       const s = new PostService(repos, config, state);
       const { query } = await eventFilters(repos, c.request.query, state, s, { feed: true });
       const { ids } = await repos.posts.listEvents({ ...query, withoutPassword: true, limit: MAX_FEED_EVENTS, offset: 0 });
-      return calendarReply(repos, s, ids, state, 'Events');
+      // read and rendered a slice at a time, letting the event loop answer others in between (500 events at once held
+      // it for some 30 ms)
+      const entries: CalendarEntry[] = [];
+      for (let start = 0; start < ids.length; start += FEED_SLICE) {
+        if (start > 0) await nextTurn();
+        const slice = ids.slice(start, start + FEED_SLICE);
+        const records = await repos.posts.findMany('event', slice);
+        entries.push(...(await calendarEntries(repos, s, slice.flatMap((id) => records.get(id) ?? []))));
+      }
+      return calendarReply(entries, state, 'Events');
     }, state.reads),
     getEventCalendar: (c, state) => engine.read(async (repos) => {
       const s = new PostService(repos, config, state);
       const event = await s.readableEvent(c.request.params.id, c.request.query.password);
-      return calendarReply(repos, s, [event.id], state, null, c.request.query.password);
+      return calendarReply(await calendarEntries(repos, s, [event], c.request.query.password), state, null);
     }, state.reads),
     listEvents: (c, state) => engine.readList(async (repos) => {
       const q = c.request.query as EventListParams;

@@ -9,6 +9,7 @@ import { ApiError, DatabaseUnavailable, StorageFull } from '../errors.js';
 import { InFlight } from '../inFlight.js';
 import { Episode, type Logger } from '../log.js';
 import { clientAddress } from './origin.js';
+import { generationFor } from './requestGeneration.js';
 
 const MESSAGES = {
   invalid_username: 'Unknown username. Check again or try your email address.',
@@ -110,9 +111,7 @@ export function authenticate(engine: Engine, verifier: CredentialVerifier, locko
       const ip = clientAddress(ctx.req, trustProxy) || null;
       const address = ip ?? 'unknown';
       const now = Date.now();
-      const generation = await engine.generation();
-      ctx.state.generation = generation;
-      const at = engine.changes.now;
+      const { generation, at } = await generationFor(ctx.req, engine);
       const key = SettledCallers.keyOf(address, header);
       const known = settled.find(key, now, ip);
       if (known !== undefined) {

@@ -4,6 +4,7 @@ import type { Engine } from '../db/engine.js';
 import type { RoutedRequest } from './route.js';
 import type { Caller } from '../domain/context.js';
 import { entityTag } from './conditional.js';
+import { generationFor } from './requestGeneration.js';
 
 /**
  * A cache of serialised GET answers that is exactly right, never merely fresh enough:
@@ -375,8 +376,7 @@ export class ResponseCache {
       const routed = ctx.state.routed as RoutedRequest;
       const operation = routed.operation;
       if ((routed.method !== 'GET' && routed.method !== 'HEAD') || !operation || operation.operationId === 'getHealth') return next();
-      // authentication may have read the generation for this request already (see auth.ts): one reading, not two
-      if (ctx.state.generation === undefined) await engine.generation();
+      await generationFor(ctx.req, engine); // once per request: the front answer or authentication may have read it
       const request = requestKey(routed);
       this.alias(ctx.url, request);
       const key = cacheKey(ctx.state.user as Caller | null, routed.site, request);

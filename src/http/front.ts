@@ -7,6 +7,7 @@ import { cacheKey, replayKey, type CachedAnswer, type ResponseCache } from './ca
 import { entityTag, notModified } from './conditional.js';
 import { clientAddress } from './origin.js';
 import { isReplayableGet, nextRequestId } from './respond.js';
+import { generationFor } from './requestGeneration.js';
 import { siteOf } from './route.js';
 import type { Caller } from '../domain/context.js';
 
@@ -62,7 +63,7 @@ export function frontAnswer(deps: { cache: ResponseCache; settled: SettledCaller
   };
   return (req, res) => {
     if (!isReplayableGet(req.method, req.headers)) return false;
-    return engine.generation().then(() => answer(req, res), unreadable);
+    return generationFor(req, engine).then(() => answer(req, res), unreadable);
   };
 }
 
