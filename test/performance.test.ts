@@ -3,6 +3,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { projectRoot } from '../src/paths.js';
+import { CHEAP_READ_CACHE_KIB, LIST_READ_CACHE_KIB, openReadOnly, type Db } from '../src/db/sqlite/connection.js';
+import { SqliteEngine } from '../src/db/sqlite/engine.js';
+import { TEST_ENGINE } from './helpers/engines.js';
+import { cleanUp, tempDb } from './helpers/process.js';
 import { lockoutSql, NS, TestServer, type Credentials } from './helpers/server.js';
 
 /** What the performance work must not change: revocations seen at once, concurrent writes each answered exactly. */
@@ -150,4 +154,29 @@ describe('ALMANAC_CACHE_MB', () => {
       await s.close();
     }
   });
+});
+
+describe.skipIf(TEST_ENGINE !== 'sqlite')('SQLite\'s read connections', () => {
+  it('keep a page cache of 2 MiB each, not the 16 MiB better-sqlite3 gives a connection', async () => {
+    const engine = await SqliteEngine.open(tempDb());
+    try {
+      // reads that overlap take a connection each; the repositories keep theirs in a field TypeScript calls private
+      let release!: () => void;
+      const overlap = new Promise<void>((resolve) => (release = resolve));
+      const sizes = Array.from({ length: 6 }, () => engine.read(async (repos) => {
+        await overlap;
+        return (repos.posts as unknown as { db: Db }).db.pragma('cache_size', { simple: true });
+      }));
+      setTimeout(release, 50);
+      expect(await Promise.all(sizes)).toEqual(Array(6).fill(-CHEAP_READ_CACHE_KIB));
+      expect(CHEAP_READ_CACHE_KIB).toBe(2048);
+      // a read thread's connection (searches read long runs of the trigram index)
+      const list = openReadOnly(engine.path, LIST_READ_CACHE_KIB);
+      expect(list.pragma('cache_size', { simple: true })).toBe(-16_384);
+      list.close();
+    } finally {
+      await engine.close();
+    }
+  });
+  afterAll(cleanUp);
 });

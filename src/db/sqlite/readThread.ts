@@ -3,13 +3,13 @@
  * as the event loop's, and one call at a time.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { openReadOnly } from './connection.js';
+import { LIST_READ_CACHE_KIB, openReadOnly } from './connection.js';
 import { SqlitePosts } from './posts.js';
 import { SqliteTerms } from './terms.js';
 
 type Methods = Record<string, (...args: unknown[]) => Promise<unknown>>;
 
-const db = openReadOnly((workerData as { path: string }).path);
+const db = openReadOnly((workerData as { path: string }).path, LIST_READ_CACHE_KIB);
 const repositories: Record<string, Methods> = {
   posts: new SqlitePosts(db) as unknown as Methods,
   terms: new SqliteTerms(db) as unknown as Methods,
