@@ -17,13 +17,13 @@ export function eventHandlers(posts: PostUnits): Pick<Handlers, EventOps> {
       const { body, headers } = await s.singleAnswer(await s.eventById(await idOf(s, c)), c.request.query.password, isEditContext(c.request.query));
       return { status: 200 as const, body: body as never, headers };
     });
-  const update = (c: Target, state: RequestState) =>
-    posts.write(state, async (s) => ({ status: 200 as const, body: await s.written(await s.updateEvent(await idOf(s, c), (c.request.requestBody ?? {}) as EventFields, passwordOf(c))) }));
-  const trash = (c: Target, state: RequestState) =>
-    posts.write(state, async (s) => ({ status: 200 as const, body: await s.written(await s.trash(await s.eventById(await idOf(s, c)), passwordOf(c))) }));
+  const update = async (c: Target, state: RequestState) =>
+    ({ status: 200 as const, body: await posts.writeAndShow(state, async (s) => s.updateEvent(await idOf(s, c), (c.request.requestBody ?? {}) as EventFields, passwordOf(c))) });
+  const trash = async (c: Target, state: RequestState) =>
+    ({ status: 200 as const, body: await posts.writeAndShow(state, async (s) => s.trash(await s.eventById(await idOf(s, c)), passwordOf(c))) });
 
   return {
-    createEvent: (c, state) => posts.write(state, async (s) => ({ status: 201 as const, body: await s.written(await s.createEvent(c.request.requestBody as EventFields)) })),
+    createEvent: async (c, state) => ({ status: 201 as const, body: await posts.writeAndShow(state, (s) => s.createEvent(c.request.requestBody as EventFields)) }),
     getEvent: get,
     getEventBySlug: get,
     deleteEvent: trash,

@@ -25,9 +25,9 @@ function linkedHandlers(type: Linked, posts: PostUnits) {
         const { body, headers } = await s.singleAnswer(await find(s, c), c.request.query.password, isEditContext(c.request.query));
         return { status: 200 as const, body: body as never, headers };
       }),
-    remove: (c: Ctx, state: RequestState) => posts.write(state, async (s) => ({ status: 200 as const, body: await s.written(await s.trash(await find(s, c), passwordOf(c))) })),
-    update: (c: Ctx, state: RequestState) => posts.write(state, async (s) => ({ status: 200 as const, body: await s.written(await s.updateLinked(await find(s, c), body(c), passwordOf(c))) })),
-    create: (c: { request: { requestBody?: unknown } }, state: RequestState) => posts.write(state, async (s) => ({ status: 201 as const, body: await s.written(await s.createLinked(type, body(c))) })),
+    remove: async (c: Ctx, state: RequestState) => ({ status: 200 as const, body: await posts.writeAndShow(state, async (s) => s.trash(await find(s, c), passwordOf(c))) }),
+    update: async (c: Ctx, state: RequestState) => ({ status: 200 as const, body: await posts.writeAndShow(state, async (s) => s.updateLinked(await find(s, c), body(c), passwordOf(c))) }),
+    create: async (c: { request: { requestBody?: unknown } }, state: RequestState) => ({ status: 201 as const, body: await posts.writeAndShow(state, (s) => s.createLinked(type, body(c))) }),
   };
 }
 
