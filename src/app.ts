@@ -1,4 +1,5 @@
 import type { RequestListener } from 'node:http';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import Koa from 'koa';
 import type { Config } from './config.js';
 import type { Engine } from './db/engine.js';
@@ -87,11 +88,7 @@ export async function createApp({ engine, config, log }: { engine: Engine; confi
   // (an authenticated one, which waited for that reading, 345): one stage after another for a turn's requests, rather
   // than each request's stages between other requests' socket callbacks.
   let turn: Promise<void> | null = null;
-  const afterTurn = () =>
-    (turn ??= new Promise<void>((resolve) => setImmediate(() => {
-      turn = null;
-      resolve();
-    })));
+  const afterTurn = () => (turn ??= nextTurn().then(() => void (turn = null)));
   const listener: RequestListener = (req, res) => {
     const front = frontAnswerOf ? frontAnswerOf(req, res) : false;
     if (front === true) return;

@@ -80,7 +80,7 @@ export class PostUnits {
    * answers a write). The write holds the write lock for its own statements only; the answer's links are read once it
    * is committed, in a read of their own, so they may show a later write too, as a GET right after it would. On
    * PostgreSQL the answer's round trip and view held every write of the batch behind them: by hand, POST /events went
-   * from 477–492 to 544–560 writes/s (the same on SQLite).
+   * from 477–492 to 544–576 writes/s (the same on SQLite).
    */
   async writeAndShow(state: RequestState, work: (s: PostService) => Promise<PostRecord>): Promise<never> {
     const record = await this.write(state, work);

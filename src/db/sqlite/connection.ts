@@ -34,7 +34,7 @@ export const LIST_READ_CACHE_KIB = 16_384;
 export function openReadOnly(path: string, cacheKiB = CHEAP_READ_CACHE_KIB): Db {
   const db = new Database(path, { readonly: true, fileMustExist: true });
   db.pragma('busy_timeout = 5000');
-  db.pragma(`cache_size = ${-Math.trunc(cacheKiB)}`);
+  db.pragma(`cache_size = ${-cacheKiB}`);
   return withFunctions(db);
 }
 
