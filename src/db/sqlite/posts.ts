@@ -123,10 +123,14 @@ export function nextScheduledOf(db: Db): (nowUtc: string) => string | null {
   return (now) => statement.get({ now })?.due ?? null;
 }
 
-/** The posts `@ids` names and the posts of their translation groups in `@lang` (an id twice is one, in `IN`). */
-const LINKED_IN_LANG = `SELECT value FROM json_each(@ids)
-  UNION ALL SELECT s.id FROM posts a JOIN posts s ON s.type = a.type AND s.translation_group = a.translation_group AND s.lang = @lang
-  WHERE a.id IN (SELECT value FROM json_each(@ids))`;
+/**
+ * The venues or organizers (`details`) `@ids` names, and for those in another language than `@lang` the records of
+ * their translation groups in it (unique per group): the second part stops at each record already in the language.
+ */
+const linkedInLang = (details: string) => `SELECT * FROM posts p JOIN ${details} d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))
+  UNION ALL
+  SELECT p.*, d.* FROM json_each(@ids) j CROSS JOIN posts a ON a.id = j.value AND a.lang <> @lang
+    CROSS JOIN posts p ON p.type = a.type AND p.translation_group = a.translation_group AND p.lang = @lang CROSS JOIN ${details} d ON d.post_id = p.id`;
 
 /** Events, venues and organizers (one id space), their links to each other and to terms. */
 export class SqlitePosts implements PostsRepository {
@@ -179,10 +183,9 @@ export class SqlitePosts implements PostsRepository {
       addTerm: db.prepare('INSERT OR IGNORE INTO event_terms (event_id, term_id, start_local) VALUES (?, ?, ?)'),
       unlinkVenue: db.prepare('UPDATE events SET venue_id = NULL WHERE venue_id = ?'),
       unlinkOrganizer: db.prepare('DELETE FROM event_organizers WHERE organizer_id = ?'),
-      // the linked records asked for and the records of their translation groups in a language (unique per group)
       linked: {
-        venue: objectRows(db.prepare<[{ ids: string; lang: string }], Row>(`SELECT * FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (${LINKED_IN_LANG})`)),
-        organizer: objectRows(db.prepare<[{ ids: string; lang: string }], Row>(`SELECT * FROM posts p JOIN organizers d ON d.post_id = p.id WHERE p.id IN (${LINKED_IN_LANG})`)),
+        venue: objectRows(db.prepare<[{ ids: string; lang: string }], Row>(linkedInLang('venues'))),
+        organizer: objectRows(db.prepare<[{ ids: string; lang: string }], Row>(linkedInLang('organizers'))),
       },
       // posts share one id space, and a group is named by the id of a member: groups of two types never meet
       members: db.prepare<{ groups: string }, TranslationRow & { type: PostType }>(
