@@ -156,6 +156,35 @@ describe('ALMANAC_CACHE_MB', () => {
   });
 });
 
+describe('lists read together', () => {
+  it('each get their own answer when many wait for the same read threads at once', async () => {
+    // no response cache: every list is read; two read threads, so most calls wait and travel several to a message
+    const s = await TestServer.start({ cacheBytes: 0, readThreads: 2 });
+    try {
+      const admin = await s.user('administrator');
+      for (let i = 1; i <= 12; i++) {
+        const day = String(i).padStart(2, '0');
+        const made = await s.raw('POST', `${NS}/events`, { as: admin, json: { title: `Batch ${i} word${i}x`, start_date: `2031-08-${day} 10:00`, end_date: `2031-08-${day} 11:00` } });
+        expect(made.status).toBe(201);
+      }
+      const window = 'start_date=2031-08-01&end_date=2031-08-31';
+      const paths = [
+        ...Array.from({ length: 12 }, (_, i) => `${NS}/events?${window}&per_page=1&page=${i + 1}`),
+        ...Array.from({ length: 12 }, (_, i) => `${NS}/events?${window}&search=word${i + 1}x`),
+      ];
+      const together = await Promise.all(paths.map((path) => s.raw('GET', path)));
+      for (const [i, path] of paths.entries()) {
+        const alone = await s.raw('GET', path);
+        expect(together[i]!.status).toBe(200);
+        expect(together[i]!.text).toBe(alone.text);
+        expect(together[i]!.body.events.map((e: { title: string }) => e.title)).toEqual([`Batch ${(i % 12) + 1} word${(i % 12) + 1}x`]);
+      }
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe.skipIf(TEST_ENGINE !== 'sqlite')('SQLite\'s read connections', () => {
   it('keep a page cache of 2 MiB each, not the 16 MiB better-sqlite3 gives a connection', async () => {
     const engine = await SqliteEngine.open(tempDb());
