@@ -13,6 +13,7 @@ import { NEXT_SCHEDULED, PostgresPosts } from './posts.js';
 import { query } from './sql.js';
 import { PostgresTerms, TERM_COUNT } from './terms.js';
 import { PostgresUsers } from './users.js';
+import { TurnLanes } from './turnLanes.js';
 
 export interface PostgresOptions {
   /** Connections this process may hold (ALMANAC_DB_POOL), shared between its three pools by `splitPool`. */
@@ -74,7 +75,7 @@ export class PostgresEngine implements Engine {
   readonly lockout: PostgresLockout;
 
   private constructor(private readonly pool: pg.Pool, private readonly lists: pg.Pool, private readonly writes: pg.Pool, url: string, readonly applied: number[], trackedPairs: number) {
-    this.repos = repositoriesOf(pool, lists);
+    this.repos = repositoriesOf(new TurnLanes(pool), lists);
     this.signal = new ChangeSignal(url);
     this.lockout = new PostgresLockout(pool, trackedPairs);
     let pruned = 0;
@@ -128,12 +129,13 @@ export class PostgresEngine implements Engine {
 
   /**
    * Connects (the pools connect lazily) and brings the database to the newest schema. Three pools: statements of
-   * fixed text (reads by key, the generation), each planned once per connection; list statements, each planned for
-   * its values (see `named`); and the connection writes take turns on, which pipelines its statements.
+   * fixed text (reads by key, the generation), each planned once per connection and those of a turn sent together
+   * (see TurnLanes); list statements, each planned for its values (see `named`); and the connection writes take turns
+   * on. The first and the last pipeline their statements.
    */
   static async open(url: string, options: PostgresOptions): Promise<PostgresEngine> {
     const size = splitPool(options.pool);
-    const pool = openPool(url, { max: size.keys, genericPlans: true }, () => undefined);
+    const pool = openPool(url, { max: size.keys, genericPlans: true, pipeline: true }, () => undefined);
     const lists = openPool(url, { max: size.lists }, () => undefined);
     const writes = openPool(url, { max: size.writes, genericPlans: true, pipeline: true }, () => undefined);
     try {
