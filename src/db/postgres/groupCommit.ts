@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { DatabaseUnavailable, StorageFull } from '../../errors.js';
 import { ChangeSet } from '../changes.js';
-import { classify } from './connection.js';
+import { classify, socketOf } from './connection.js';
 
 /** The key of the transaction lock every write of every node takes: writes are serialised, as on SQLite. */
 export const WRITE_LOCK = 7_236_512_841;
@@ -106,7 +106,14 @@ export class PostgresGroupCommit {
           const value = await pending.work(client, context);
           await savepointTaken();
           // settled into its error (if any) at once: a rejection nobody awaits yet must not reach the process
-          if (!alone && i < batch.length - 1) savepoint = client.query('RELEASE SAVEPOINT unit; SAVEPOINT unit').then(() => null, (err: unknown) => err ?? new Error('savepoint failed'));
+          if (!alone && i < batch.length - 1) {
+            // held back until the next write's first statement joins it: one write to the socket, one wake-up of the
+            // backend (the end of the turn sends it alone if that write asks for nothing)
+            const socket = socketOf(client);
+            socket.cork();
+            setImmediate(() => socket.uncork());
+            savepoint = client.query('RELEASE SAVEPOINT unit; SAVEPOINT unit').then(() => null, (err: unknown) => err ?? new Error('savepoint failed'));
+          }
           outcomes.push({ ok: true, value });
         } catch (error) {
           await savepointTaken();

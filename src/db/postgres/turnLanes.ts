@@ -1,7 +1,6 @@
-import type { Socket } from 'node:net';
 import type pg from 'pg';
 import { DatabaseUnavailable } from '../../errors.js';
-import { classify, type Queryable } from './connection.js';
+import { classify, socketOf, type Queryable } from './connection.js';
 
 /** The most statements of a turn one connection carries: more go on another, so the database's cores share them. */
 export const STATEMENTS_PER_LANE = 16;
@@ -50,15 +49,13 @@ export class TurnLanes implements Queryable {
       return;
     }
     let broken: Error | undefined;
-    // node-postgres writes each statement as it is queried; corked, the socket sends them in one write. The stream
-    // is the client's own (`connection.stream`, node-postgres 8), not part of its typed interface
-    const stream = (client as unknown as { connection: { stream: Socket } }).connection.stream;
-    stream.cork();
+    const socket = socketOf(client);
+    socket.cork();
     const answered = statements.map((statement) => client.query(statement.config).then(statement.resolve, (err: unknown) => {
       if (classify(err) instanceof DatabaseUnavailable) broken = err as Error;
       statement.reject(err);
     }));
-    stream.uncork();
+    socket.uncork();
     await Promise.all(answered);
     client.release(broken);
   }
