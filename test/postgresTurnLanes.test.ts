@@ -1,28 +1,21 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPool } from '../src/db/postgres/connection.js';
 import { query } from '../src/db/postgres/sql.js';
 import { STATEMENTS_PER_LANE, TurnLanes } from '../src/db/postgres/turnLanes.js';
-import { testDatabase, type TestDatabase } from './helpers/engines.js';
+import { cleanUp, engineDb } from './helpers/process.js';
 
 /** Statements by key of one turn of the event loop travel together, each with its own answer and its own error. */
-let dir: string;
-let database: TestDatabase;
 let pool: pg.Pool;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'almanac-lanes-'));
-  database = await testDatabase(join(dir, 'unused.sqlite'));
-  pool = openPool(database.url!, { max: 4, genericPlans: true, pipeline: true }, () => undefined);
+  const database = await engineDb();
+  pool = openPool(database.env.ALMANAC_DATABASE_URL!, { max: 4, genericPlans: true, pipeline: true }, () => undefined);
 });
 afterAll(async () => {
   await pool?.end();
-  await database?.drop();
-  rmSync(dir, { recursive: true, force: true });
+  await cleanUp();
 });
 
 /** Counts the writes to sockets from now on (a corked socket's buffered chunks go in one). */
