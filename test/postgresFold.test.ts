@@ -233,6 +233,28 @@ describe('migration 0010 on PostgreSQL', () => {
   });
 });
 
+describe('migrations on PostgreSQL', () => {
+  it('run past the statement timeout of requests, which the connection then keeps again', async () => {
+    const admin = new pg.Client({ connectionString: inject('postgresUrl') });
+    await admin.connect();
+    const name = `almanac_slow_${process.pid}`;
+    await admin.query(`CREATE DATABASE ${name}`);
+    const url = new URL(inject('postgresUrl'));
+    url.pathname = `/${name}`;
+    const pool = new pg.Pool({ connectionString: url.href, max: 1, statement_timeout: 100 });
+    pool.on('error', () => undefined);
+    try {
+      await expect(pool.query('SELECT pg_sleep(0.3)')).rejects.toThrow(/statement timeout/);
+      expect(await migratePostgres(pool, [{ version: 1, name: 'slow', sql: 'SELECT pg_sleep(0.3)' }])).toEqual([1]);
+      expect((await pool.query<{ statement_timeout: string }>('SHOW statement_timeout')).rows).toEqual([{ statement_timeout: '100ms' }]);
+    } finally {
+      await pool.end();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+});
+
 describe('duplicate venues and organizers on PostgreSQL', () => {
   it('are found through the index of title keys (explainSameName), once there are many', async () => {
     const client = new pg.Client({ connectionString: database.url! });

@@ -26,6 +26,9 @@ export async function schemaVersion(db: pg.Pool | pg.PoolClient): Promise<number
 export async function migratePostgres(pool: pg.Pool, migrations: Migration[] = loadMigrations(postgresMigrationsDir)): Promise<number[]> {
   const client = await pool.connect();
   try {
+    // the pool's statement timeout guards requests; a migration rewrites whole tables and builds indexes (a minute
+    // at a million events), and a node waiting for another's migration waits as long
+    await client.query('SET statement_timeout = 0');
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
       await client.query('CREATE TABLE IF NOT EXISTS almanac_schema (version integer NOT NULL)');
@@ -53,6 +56,7 @@ export async function migratePostgres(pool: pg.Pool, migrations: Migration[] = l
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }
   } finally {
-    client.release();
+    // a connection that cannot take the pool's timeout back is not returned to the pool
+    client.release(await client.query('RESET statement_timeout').then(() => undefined, (err: Error) => err));
   }
 }
