@@ -7,6 +7,7 @@ import type { Engine } from '../src/db/engine.js';
 import { plainDefaults } from '../src/db/fields.js';
 import { loadMigrations } from '../src/db/migrations.js';
 import { PostgresEngine } from '../src/db/postgres/engine.js';
+import { startMonth } from '../src/db/rows.js';
 import { migratePostgres, postgresMigrationsDir } from '../src/db/postgres/migrate.js';
 import type { EventListQuery, LinkedListQuery, NewRecord, PostType, ProtectedAccess } from '../src/db/records.js';
 import { SqliteEngine } from '../src/db/sqlite/engine.js';
@@ -225,6 +226,9 @@ describe('migration 0010 on PostgreSQL', () => {
       expect(texts).toEqual(TRICKY.map((t) => ({ search_text: foldForSearch(`${t}\u001f\u001fbody`), title_key: null })));
       const terms = (await pool.query<{ name_key: string; search_name: string }>('SELECT name_key, search_name FROM terms ORDER BY id')).rows;
       expect(terms).toEqual(TRICKY.map((t) => ({ name_key: collationKey(t), search_name: foldForSearch(t) })));
+      // migration 0018 files the events already there under the month they start in
+      const months = (await pool.query<{ start_month: number }>(`SELECT start_month FROM posts WHERE type = 'event' ORDER BY id`)).rows;
+      expect(months).toEqual(TRICKY.map(() => ({ start_month: startMonth(NOW) })));
     } finally {
       await pool.end();
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

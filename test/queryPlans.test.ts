@@ -51,8 +51,7 @@ describe('event list query plans', () => {
     ['a venue filter with a password', async () => ({ venueIds: [await firstVenue()], access: subscriberWithPassword })],
     ['a date window', async () => ({ bounds: [{ column: 'start', op: '>=', value: '2027-01-01 00:00:00' }, { column: 'end', op: '<=', value: '2027-01-31 23:59:59' }] })],
     ['an editor with every status', async () => ({ statuses: ['publish', 'future', 'draft', 'pending', 'private'], viewer: { kind: 'user', userId: 1, seeOthers: true } })],
-    ['a search', async () => ({ search: { include: ['zephyrine'], exclude: [] } })],
-    ['a search by a subscriber with a password', async () => ({ search: { include: ['zephyrine'], exclude: ['storm'] }, access: subscriberWithPassword })],
+    ['a search over the whole calendar', async () => ({ search: { include: ['zephyrine'], exclude: [] }, bounds: window.slice(0, 1) })],
     ['a category filter with a password', async () => ({ categoryIds: await music(), access: subscriberWithPassword })],
     ['events near a point', async () => ({ geo: { lat: 52.5, lng: 13.4, radiusKm: 40 }, access: subscriberWithPassword })],
   ];
@@ -62,6 +61,17 @@ describe('event list query plans', () => {
     expect(plan.length).toBeGreaterThan(0);
     expect(plan.filter(fullScanOfEvents)).toEqual([]);
     expect(plan.some((line) => /SEARCH e USING (COVERING )?INDEX events_(listing|by_venue)/.test(line))).toBe(true);
+  });
+
+  it.each([
+    ['a search', { include: ['zephyrine'], exclude: [] }, anonymous],
+    ['a search by a subscriber with a password', { include: ['zephyrine'], exclude: ['storm'] }, subscriberWithPassword],
+  ] as const)('%s in a window reads the matches of its months from the dated index, then each event by id', async (_name, search, access) => {
+    const plan = await read(({ posts }) => posts.explainEventList(query({ search: { include: [...search.include], exclude: [...search.exclude] }, access })));
+    expect(plan.filter(fullScanOfEvents)).toEqual([]);
+    expect(plan.filter((line) => /SCAN events_search VIRTUAL TABLE/.test(line))).toHaveLength(2);
+    expect(plan.filter((line) => /^SEARCH e USING INTEGER PRIMARY KEY/.test(line))).toHaveLength(2);
+    expect(plan.some((line) => /posts_search/.test(line))).toBe(false);
   });
 
   it('answers a page and its total in two statements whatever the page size', async () => {

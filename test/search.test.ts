@@ -4,9 +4,10 @@ import { foldForSearch } from '../src/domain/text.js';
 import { NS, TestServer } from './helpers/server.js';
 
 /**
- * Event search narrows through a trigram index (migration 0008) and decides with LIKE on the folded text: the
- * answers must be exactly those of a plain substring test of the folded title, excerpt and description, for words
- * of any length and alphabet, and stay so as records are created, changed and deleted.
+ * Event search narrows through a trigram index (migration 0008; in a window of a few years, the dated index of 0018)
+ * and decides with LIKE on the folded text: the answers must be exactly those of a plain substring test of the folded
+ * title, excerpt and description, for words of any length and alphabet, through either index, and stay so as records
+ * are created, changed, moved to another month and deleted.
  */
 let s: TestServer;
 beforeAll(async () => {
@@ -15,6 +16,8 @@ beforeAll(async () => {
 afterAll(() => s.close());
 
 const WINDOW = 'start_date=2032-03-01&end_date=2032-03-31&per_page=50';
+/** The same events, in a window too wide for the dated index (more than MAX_DATED_MONTHS): the whole calendar's. */
+const WIDE_WINDOW = 'start_date=2032-03-01&end_date=2099-12-31&per_page=50';
 const texts: { title: string; description?: string; excerpt?: string }[] = [
   { title: 'Café Zürich evening', description: 'Jazz & wine' },
   { title: 'Zurich morning run', excerpt: 'Ölmühle — Straße' },
@@ -33,10 +36,17 @@ async function create(body: Record<string, unknown>, day: number): Promise<numbe
   return r.body.id as number;
 }
 
-async function search(word: string): Promise<number[]> {
-  const r = await s.raw('GET', `${NS}/events?${WINDOW}&search=${encodeURIComponent(word)}`);
+async function searchIn(window: string, word: string): Promise<number[]> {
+  const r = await s.raw('GET', `${NS}/events?${window}&search=${encodeURIComponent(word)}`);
   expect(r.status).toBe(200);
   return (r.body.events as { id: number }[]).map((e) => e.id).sort((a, b) => a - b);
+}
+
+/** The events of March 2032 holding `word`, through the dated index, and the same through the whole calendar's. */
+async function search(word: string): Promise<number[]> {
+  const dated = await searchIn(WINDOW, word);
+  expect([word, await searchIn(WIDE_WINDOW, word)]).toEqual([word, dated]);
+  return dated;
 }
 
 /** The reference: every word (a quoted phrase is one) must be a substring of the folded text. */
@@ -56,9 +66,15 @@ function expected(records: Map<number, { title: string; description?: string; ex
 async function integrity(): Promise<void> {
   if (TestServer.engine === 'sqlite') {
     await s.sql("INSERT INTO posts_search (posts_search) VALUES ('integrity-check')");
+    // the dated index is contentless: it holds exactly the events' posts that have a month and a text
+    await s.sql("INSERT INTO events_search (events_search) VALUES ('integrity-check')");
+    const held = await s.sql<{ id: number }>('SELECT rowid AS id FROM events_search ORDER BY rowid');
+    expect(held).toEqual(await s.sql<{ id: number }>("SELECT id FROM posts WHERE start_month IS NOT NULL AND search_text <> '' ORDER BY id"));
     return;
   }
-  expect(await s.sql("SELECT CASE WHEN i.indisvalid THEN 1 ELSE 0 END AS valid FROM pg_index i WHERE i.indexrelid = 'posts_search'::regclass")).toEqual([{ valid: 1 }]);
+  for (const index of ['posts_search', 'posts_dated_search']) {
+    expect(await s.sql(`SELECT CASE WHEN i.indisvalid THEN 1 ELSE 0 END AS valid FROM pg_index i WHERE i.indexrelid = '${index}'::regclass`)).toEqual([{ valid: 1 }]);
+  }
 }
 
 describe('search through the trigram index', () => {
@@ -84,6 +100,24 @@ describe('search through the trigram index', () => {
     records.delete(gone);
     expect(await search('lanterns')).toEqual([]);
     for (const word of words) expect([word, await search(word)]).toEqual([word, expected(records, word)]);
+    await integrity();
+  });
+
+  it('follows an event moved to another month, and a window that ends mid-month', async () => {
+    const id = await create({ title: 'Quokka parade', description: 'Moves house' }, 20);
+    records.set(id, { title: 'Quokka parade', description: 'Moves house' });
+    expect(await search('quokka')).toEqual([id]);
+    const moved = await s.raw('PATCH', `${NS}/events/${id}`, { as: s.admin, json: { start_date: '2032-05-10 10:00', end_date: '2032-05-10 11:00' } });
+    expect(moved.status).toBe(200);
+    records.delete(id);
+    expect(await searchIn(WINDOW, 'quokka')).toEqual([]);
+    expect(await searchIn(WIDE_WINDOW, 'quokka')).toEqual([id]);
+    expect(await searchIn('start_date=2032-05-01&end_date=2032-05-10&per_page=50', 'quokka')).toEqual([id]);
+    expect(await searchIn('start_date=2032-05-11&end_date=2032-06-30&per_page=50', 'quokka')).toEqual([]);
+    expect(await searchIn('start_date=2032-04-30&end_date=2032-05-31&per_page=50', 'parade house')).toEqual([id]);
+    await integrity();
+    expect((await s.raw('DELETE', `${NS}/events/${id}?force=true`, { as: s.admin })).status).toBe(200);
+    expect(await searchIn('start_date=2032-05-01&end_date=2032-05-31&per_page=50', 'quokka')).toEqual([]);
     await integrity();
   });
 

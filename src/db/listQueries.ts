@@ -11,6 +11,7 @@ import type {
   ChangeRights, ChangesQuery, EventListQuery, LinkedListQuery, ListViewer, OrganizerRecord, PostRecord, PostStatus, PostType, ProtectedAccess,
   VenueRecord,
 } from './records.js';
+import { startMonth } from './rows.js';
 
 export type Params = Record<string, unknown>;
 
@@ -27,10 +28,12 @@ export interface SqlDialect {
   /** A flag column compared the way the engine's indexes can use (`= 0` on SQLite, `= false` on PostgreSQL). */
   flag(column: string, value: boolean): string;
   /**
-   * What narrows an event search through the engine's text index (trigrams), as a condition on `e.post_id`, or null
-   * when the index cannot help (no word of three characters or more). The LIKE of each word still decides.
+   * What narrows an event search through the engine's text index (trigrams), or null when the index cannot help (no
+   * word of three characters or more). The LIKE of each word still decides. With `months` (the window holds only
+   * events starting in them), through the dated index (migration 0018): the trigrams of those months alone, so a
+   * search costs the matches of its window, not those of the whole calendar.
    */
-  searchIndex(params: Params, words: string[]): string | null;
+  searchIndex(params: Params, words: string[], months: MonthRange | null): SearchNarrowing | null;
   /**
    * A column the planner should not look up through an index here (SQLite: `+column`): an event's few links are
    * read and each checked against a list, rather than the index probed once for every id of the list.
@@ -53,6 +56,47 @@ export interface SqlDialect {
    * constant time), `given` bound as `@opener`.
    */
   unlocks(params: Params, column: string, given: string): string;
+}
+
+/** The events a search may match, from a text index. */
+export interface SearchNarrowing {
+  /** A statement selecting the `id` of each of them (and maybe more). */
+  ids: string;
+  /**
+   * Whether the list is read from these ids (few: the matches of a window) rather than its window read off the
+   * listing index, each event checked against them.
+   */
+  drives: boolean;
+}
+
+/** Months as `startMonth` counts them, first and last included. */
+export interface MonthRange { first: number; last: number }
+
+/**
+ * Months a window may span and still be searched through the dated index: each month is one more index key per
+ * trigram, and past a few years the whole calendar's index narrows as well.
+ */
+export const MAX_DATED_MONTHS = 60;
+
+/**
+ * The months the events of a list start in, when its bounds close both ends (every event ends at or after its
+ * start: an upper bound on its end bounds its start too), and span at most MAX_DATED_MONTHS; else null.
+ */
+export function monthsOfBounds(bounds: EventListQuery['bounds']): MonthRange | null {
+  const dated = bounds.filter((b) => /^\d{4}-\d{2}/.test(b.value));
+  const lower = dated.filter((b) => b.column === 'start' && (b.op === '>=' || b.op === '>')).map((b) => b.value).sort().at(-1);
+  const upper = dated.filter((b) => b.op === '<=' || b.op === '<').map((b) => b.value).sort()[0];
+  if (lower === undefined || upper === undefined) return null;
+  const range = { first: startMonth(lower), last: startMonth(upper) };
+  return range.last >= range.first && range.last - range.first < MAX_DATED_MONTHS ? range : null;
+}
+
+/** The distinct trigrams (of code points) of folded text, in order of first appearance. */
+export function trigramsOfText(folded: string): Set<string> {
+  const chars = [...folded];
+  const grams = new Set<string>();
+  for (let i = 0; i + 3 <= chars.length; i++) grams.add(chars.slice(i, i + 3).join(''));
+  return grams;
 }
 
 /** A LIKE pattern that finds `word` anywhere in folded text (its own wildcards escaped with `\`). */
@@ -167,6 +211,8 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
     if (b.column === 'end' && (b.op === '<=' || b.op === '<')) where.push(`e.start_local ${b.op} @b${i}`);
   });
   const datesOnly = where.length;
+  /** Where the list's events are read from: the events table, or the matches of a search joined to it. */
+  let events = 'events e';
   // a filter on what a protected event hides selects only events the caller may open
   const open = openEventSql(q.access, params, dialect);
   if (open !== null && FILTERS_ON_HIDDEN.some((filter) => q[filter] !== undefined)) where.push(open);
@@ -182,8 +228,9 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
     };
     for (const word of q.search.include) clauses.push(contains(word));
     for (const word of q.search.exclude) clauses.push('NOT ' + contains(word));
-    const narrowed = dialect.searchIndex(params, q.search.include);
-    if (narrowed !== null) where.push(narrowed);
+    const narrowed = dialect.searchIndex(params, q.search.include, monthsOfBounds(q.bounds));
+    if (narrowed?.drives) events = `(${narrowed.ids}) m ${dialect.joinInOrder} events e ON e.post_id = m.id`;
+    else if (narrowed) where.push(`${dialect.unindexed('e.post_id')} IN (${narrowed.ids})`);
     if (clauses.length) where.push(`EXISTS (SELECT 1 FROM posts p WHERE p.id = e.post_id AND ${clauses.join(' AND ')})`);
   }
   const among = (name: string, column: string, list: number[]) => dialect.inIds(params, name, column, list);
@@ -228,7 +275,7 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
       WHERE vp.status = 'publish'${openVenue} AND v.geo_lat BETWEEN @latMin AND @latMax AND ${lngBand}
         AND 12742.0 * asin(sqrt(pow(sin(radians(v.geo_lat - @lat) / 2), 2) + cos(radians(@lat)) * cos(radians(v.geo_lat)) * pow(sin(radians(v.geo_lng - @lng) / 2), 2))) <= @radius)`);
   }
-  const filter = `FROM events e WHERE ${where.join(' AND ')}`;
+  const filter = `FROM ${events} WHERE ${where.join(' AND ')}`;
   const order = q.include ? 'e.date_utc, e.post_id' : 'e.start_local, e.date_utc, e.post_id';
   // any filter adds a condition: a list of its window's listed events alone can be summed from the day totals
   const count = (where.length === datesOnly ? summedTotal(q, listed, params, dialect) : null) ?? `SELECT COUNT(*) AS total ${filter}`;

@@ -25,7 +25,13 @@ export function baseFromRow(r: Row): PostBase {
   };
 }
 
-export function baseToRow(p: Omit<PostBase, 'id' | 'translationGroup'>): Row {
+/**
+ * The month an event starts in, counted from year 0 (year × 12 + month − 1): what the dated search index (migration
+ * 0018) files an event's text under, so that a search in a window reads the months of the window, not the calendar.
+ */
+export const startMonth = (startLocal: string) => Number(startLocal.slice(0, 4)) * 12 + Number(startLocal.slice(5, 7)) - 1;
+
+export function baseToRow(p: Omit<PostRecord, 'id' | 'translationGroup'>): Row {
   return {
     type: p.type, author_id: p.authorId || null, status: p.status, status_before_trash: p.statusBeforeTrash, slug: p.slug, title: p.title,
     content: p.content, excerpt: p.excerpt, password: p.password, date_local: p.dateLocal, date_utc: p.dateUtc,
@@ -35,6 +41,8 @@ export function baseToRow(p: Omit<PostBase, 'id' | 'translationGroup'>): Row {
     search_text: p.type === 'event' ? foldForSearch(`${p.title}\u001f${p.excerpt}\u001f${p.content}`) : '',
     // what duplicate venues and organizers are found by (migration 0010): computed here, the same on both engines
     title_key: p.type === 'event' ? null : collationKey(p.title),
+    // the month the dated search index files the search text under (migration 0018)
+    start_month: p.type === 'event' ? startMonth((p as EventRecord).startLocal) : null,
   };
 }
 
@@ -88,7 +96,7 @@ export function organizerFromRow(r: Row): OrganizerRecord {
 }
 
 export const DETAIL_TABLE: Record<PostType, string> = { event: 'events', venue: 'venues', organizer: 'organizers' };
-export const POST_COLUMNS = ['type', 'author_id', 'status', 'status_before_trash', 'slug', 'title', 'content', 'excerpt', 'password', 'date_local', 'date_utc', 'modified_local', 'modified_utc', 'lang', 'parent_id', 'image_id', 'global_id_lineage', 'search_text', 'title_key'];
+export const POST_COLUMNS = ['type', 'author_id', 'status', 'status_before_trash', 'slug', 'title', 'content', 'excerpt', 'password', 'date_local', 'date_utc', 'modified_local', 'modified_utc', 'lang', 'parent_id', 'image_id', 'global_id_lineage', 'search_text', 'title_key', 'start_month'];
 /** The columns of each detail table that a write sets: the plain fields' (fields.ts), after the events' own. */
 export const DETAIL_COLUMNS: Record<PostType, string[]> = {
   event: ['start_local', 'end_local', 'start_utc', 'end_utc', 'timezone', 'all_day', 'costs', 'currency_symbol', 'currency_position', 'currency_code', 'website', 'venue_id', 'lang', 'status', 'date_utc', 'author_id', 'protected', ...plainFields('event').map(([, f]) => f.column)],

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { lockoutPathOf } from '../../src/db/sqlite/authFailures.js';
+import { openDatabase } from '../../src/db/sqlite/connection.js';
 
 /** The engine the tests run against: the vitest project sets it (README "Development"). */
 export const TEST_ENGINE: 'sqlite' | 'postgres' = process.env.ALMANAC_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
@@ -76,9 +77,9 @@ const nowWire = () => new Date().toISOString().slice(0, 19).replace('T', ' ');
 export async function rawSql<T>(database: TestDatabase, text: string, params: unknown[]): Promise<T[]> {
   const writes = WRITES.test(text);
   if (database.url === null) {
-    const db = new Database(database.path);
+    // Almanac's own connection: the triggers of the dated search index call a function it registers
+    const db = openDatabase(database.path);
     try {
-      db.pragma('busy_timeout = 5000');
       return db.transaction(() => {
         const statement = db.prepare(text);
         const rows = statement.reader ? (statement.all(...params) as T[]) : (statement.run(...params), []);

@@ -187,11 +187,11 @@ export class PostgresEngine implements Engine {
 
   async bulk<T>(work: () => Promise<T>): Promise<T> {
     const result = await work();
-    // what the load added to the trigram index still waits in its pending list (migration 0017): merged now, the
-    // first searches after it read the index alone, and the statistics are taken of the index as it will stay. Only
-    // the index's owner may merge it (a role that does not own it leaves that to autovacuum; ANALYZE skips such tables)
+    // what the load added to the trigram indexes still waits in their pending lists (migrations 0017, 0018): merged
+    // now, the first searches after it read the indexes alone, and the statistics are taken of them as they will stay.
+    // Only an index's owner may merge it (a role that does not own it leaves that to autovacuum; ANALYZE skips such tables)
     await query(this.pool, `SELECT gin_clean_pending_list(c.oid) FROM pg_class c
-      WHERE c.oid = 'posts_search'::regclass AND pg_has_role(c.relowner, 'USAGE')`);
+      WHERE c.oid IN ('posts_search'::regclass, 'posts_dated_search'::regclass) AND pg_has_role(c.relowner, 'USAGE')`);
     await query(this.pool, 'ANALYZE');
     return result;
   }

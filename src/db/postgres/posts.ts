@@ -2,7 +2,7 @@ import type { Lang } from '../../domain/context.js';
 import { collationKey, foldForSearch, slugForQuery } from '../../domain/text.js';
 import type { PostsRepository, Translations, ViewLinks, ViewLinksQuery } from '../engine.js';
 import { utcNowWire } from '../generation.js';
-import { changesSql, eventListSql, like, linkedListSql, linkedSearchTexts, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
+import { changesSql, eventListSql, like, linkedListSql, linkedSearchTexts, trigramsOfText, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
 import type {
   Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, OrganizerRecord, PostRecord, PostType, RecordOf, TranslationMember, VenueRecord,
 } from '../records.js';
@@ -13,6 +13,21 @@ import {
 import { TERM_COUNT, termFromRow, type TermRow } from './terms.js';
 import type { Queryable } from './connection.js';
 import { named, query } from './sql.js';
+
+/** Trigrams a search asks the dated index for, at most: each is one index key per month of the window. */
+const DATED_TRIGRAMS = 3;
+
+/**
+ * Up to DATED_TRIGRAMS trigrams of the folded words that the dated index (migration 0018) keeps as they are, spread
+ * over them (first, middle, last): pg_trgm keeps a trigram of three ASCII letters or digits unchanged, and one inside
+ * a word of a text holding the word is in the text's keys whatever surrounds it. PostgreSQL counts no trigram's events
+ * cheaply, and a word's ends narrow as well as its middle. None when no word has such a trigram.
+ */
+function datedTrigrams(words: string[]): string[] {
+  const grams = [...new Set(words.flatMap((word) => [...trigramsOfText(foldForSearch(word))]))].filter((gram) => /^[a-z0-9]{3}$/.test(gram));
+  if (grams.length <= DATED_TRIGRAMS) return grams;
+  return Array.from({ length: DATED_TRIGRAMS }, (_, i) => grams[Math.round((i * (grams.length - 1)) / (DATED_TRIGRAMS - 1))]!);
+}
 
 /** How PostgreSQL spells what the shared list queries leave to each engine. */
 export const POSTGRES_DIALECT: SqlDialect = {
@@ -26,14 +41,26 @@ export const POSTGRES_DIALECT: SqlDialect = {
   // the trigram GIN index of posts.search_text (migration 0008) answers LIKE '%word%' for words of three characters
   // or more; it is partial (events' texts only), so the condition repeats its predicate for the planner to use it.
   // The whole search text holds whatever its title part holds: this narrows a search of titles only too.
-  searchIndex(params, words) {
+  searchIndex(params, words, months) {
     const long = words.filter((word) => [...foldForSearch(word)].length >= 3);
     if (long.length === 0) return null;
-    const likes = long.map((word, i) => {
-      params[`t${i}`] = like(word);
-      return `search_text LIKE @t${i} ESCAPE '\\'`;
+    const grams = months === null ? [] : datedTrigrams(long);
+    if (months === null || grams.length === 0) {
+      const likes = long.map((word, i) => {
+        params[`t${i}`] = like(word);
+        return `search_text LIKE @t${i} ESCAPE '\\'`;
+      });
+      return { ids: `SELECT id FROM posts WHERE search_text <> '' AND ${likes.join(' AND ')}`, drives: false };
+    }
+    // in a window of a few years, the dated index (migration 0018): a few trigrams, each in the window's months.
+    // `OFFSET 0` plans the subquery on its own, where only the index can answer it: joined, the planner estimated a
+    // rare word's matches at one and computed the keys of each, post by post
+    Object.assign(params, { firstMonth: months.first, lastMonth: months.last });
+    const keys = grams.map((gram, i) => {
+      params[`g${i}`] = gram;
+      return `almanac_dated_keys(start_month, search_text) && almanac_month_keys(@firstMonth, @lastMonth, @g${i})`;
     });
-    return `e.post_id IN (SELECT id FROM posts WHERE search_text <> '' AND ${likes.join(' AND ')})`;
+    return { ids: `SELECT id FROM posts WHERE start_month IS NOT NULL AND search_text <> '' AND ${keys.join(' AND ')} OFFSET 0`, drives: false };
   },
   // PostgreSQL plans from statistics: no hint needed (nor offered)
   unindexed: (column) => column,

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { unlocks } from '../../domain/postRules.js';
 import { collationKey, foldForSearch } from '../../domain/text.js';
+import { datedKeys } from './datedSearch.js';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -54,12 +55,15 @@ export function openInMemory(image?: Buffer): Db {
 
 /**
  * SQL functions every connection has: search and the collation keys fold text the same way in SQL and in JavaScript,
- * and lists compare a request's password with records' passwords as reads by id do (in constant time).
+ * lists compare a request's password with records' passwords as reads by id do (in constant time), and the dated
+ * search index's triggers file events' texts under their months (datedSearch.ts).
  */
 function withFunctions(db: Db): Db {
   db.function('almanac_fold', { deterministic: true }, (text: unknown) => (typeof text === 'string' ? foldForSearch(text) : text));
   db.function('almanac_collate', { deterministic: true }, (text: unknown) => (typeof text === 'string' ? collationKey(text) : text));
   db.function('almanac_unlocks', { deterministic: true }, (password: unknown, given: unknown) =>
     typeof password === 'string' && typeof given === 'string' && unlocks({ password }, given) ? 1 : 0);
+  db.function('almanac_dated_keys', { deterministic: true }, (month: unknown, folded: unknown) =>
+    (typeof month === 'number' || typeof month === 'bigint') && typeof folded === 'string' ? datedKeys(Number(month), folded) : null);
   return db;
 }

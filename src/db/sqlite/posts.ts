@@ -4,13 +4,16 @@ import type { PostsRepository, Translations, ViewLinks, ViewLinksQuery } from '.
 import type {
   Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, OrganizerRecord, PostRecord, PostType, RecordOf, TranslationMember, VenueRecord,
 } from '../records.js';
-import { changesSql, eventListSql, linkedListSql, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
+import {
+  changesSql, eventListSql, linkedListSql, trigramsOfText, type ListSql, type MonthRange, type Params, type SearchNarrowing, type SqlDialect,
+} from '../listQueries.js';
 import {
   baseFromRow, baseToRow, DETAIL_COLUMNS, DETAIL_TABLE, detailsRow, eventFromRow, groupMembers, langsOfMembers, organizerFromRow, POST_COLUMNS, venueFromRow,
   type Row, type TranslationRow,
 } from '../rows.js';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './connection.js';
+import { datedQuery, isDatedTrigram } from './datedSearch.js';
 import { SqliteMedia } from './media.js';
 import { explainStatement, objectRows, StatementCache } from './sql.js';
 import { SqliteTerms } from './terms.js';
@@ -25,8 +28,7 @@ const MAX_TRIGRAMS = 12;
 function trigramsOf(words: string[]): string[] {
   const grams = new Set<string>();
   for (const word of words) {
-    const chars = [...foldForSearch(word)];
-    for (let i = 0; i + 3 <= chars.length && grams.size < MAX_TRIGRAMS; i++) grams.add(chars.slice(i, i + 3).join(''));
+    for (const gram of trigramsOfText(foldForSearch(word))) if (grams.size < MAX_TRIGRAMS) grams.add(gram);
   }
   return [...grams];
 }
@@ -34,15 +36,6 @@ function trigramsOf(words: string[]): string[] {
 /** The trigram index query (migration 0008) that finds every post holding all of `grams`. */
 const allOf = (grams: string[]) => grams.map((g) => `"${g.replace(/"/g, '""')}"`).join(' AND ');
 
-/**
- * The trigram index query that finds every event whose folded text may contain all of `words`: each word of three
- * characters or more needs each of its trigrams. Null when no word is that long (the index cannot help). The LIKE of
- * each word still decides; this only narrows.
- */
-function trigramQuery(words: string[]): string | null {
-  const grams = trigramsOf(words);
-  return grams.length > 0 ? allOf(grams) : null;
-}
 
 /** Posts holding a trigram, counted up to this: a trigram held by more narrows too little to be read on its own. */
 const RARE_BELOW = 20_000;
@@ -66,12 +59,11 @@ class RareTrigrams {
     this.count = db.prepare<[string], number>(`SELECT COUNT(*) FROM (SELECT rowid FROM posts_search WHERE posts_search MATCH ? LIMIT ${RARE_BELOW})`).pluck();
   }
 
-  query(words: string[]): string | null {
-    const grams = trigramsOf(words);
-    if (grams.length === 0) return null;
+  /** Of `grams`, those that narrow a search most: the two rarest, or all when none is rare. */
+  of(grams: string[]): string[] {
     const rare = grams.map((gram) => ({ gram, posts: this.postsHolding(gram) })).filter((g) => g.posts < RARE_BELOW);
     rare.sort((a, b) => a.posts - b.posts);
-    return allOf(rare.length > 0 ? rare.slice(0, 2).map((g) => g.gram) : grams);
+    return rare.length > 0 ? rare.slice(0, 2).map((g) => g.gram) : grams;
   }
 
   private postsHolding(gram: string): number {
@@ -85,13 +77,25 @@ class RareTrigrams {
   }
 }
 
-/** The condition on `e.post_id` that narrows an event search through the index query `trigrams`. */
-function narrowedBy(params: Params, trigrams: string | null): string | null {
-  if (trigrams === null) return null;
-  params.trigrams = trigrams;
-  // `+`: still read the window off the listing index (the set of matches is probed, through a Bloom filter), so a
-  // list costs its window whatever the word; driving from the matches would cost every event holding it
-  return '+e.post_id IN (SELECT rowid FROM posts_search WHERE posts_search MATCH @trigrams)';
+/**
+ * What narrows an event search through one of the trigram indexes: with `months`, the dated index (migration 0018),
+ * when a word has a trigram it files; else the whole calendar's (0008). `narrowest` picks the trigrams to ask for.
+ * Null when no word has a trigram.
+ */
+function narrowedBy(params: Params, words: string[], months: MonthRange | null, narrowest: (grams: string[]) => string[]): SearchNarrowing | null {
+  const grams = trigramsOf(words);
+  const dated = months === null ? [] : grams.filter(isDatedTrigram);
+  if (months !== null && dated.length > 0) {
+    params.trigrams = datedQuery(narrowest(dated), months);
+    // the matches of the window's months are few: the list is read from them, each event then checked against the
+    // window (SQLite's statistics favoured the window off the listing index, 29,000 events at a million)
+    return { ids: 'SELECT rowid AS id FROM events_search WHERE events_search MATCH @trigrams', drives: true };
+  }
+  if (grams.length === 0) return null;
+  params.trigrams = allOf(narrowest(grams));
+  // still read the window off the listing index (the set of matches is probed, through a Bloom filter), so a list
+  // costs its window whatever the word; driving from the matches would cost every event holding it
+  return { ids: 'SELECT rowid FROM posts_search WHERE posts_search MATCH @trigrams', drives: false };
 }
 
 /** How SQLite spells what the shared list queries leave to each engine. */
@@ -101,7 +105,7 @@ export const SQLITE_DIALECT: SqlDialect = {
     return `${column} IN (SELECT value FROM json_each(@${name}))`;
   },
   flag: (column, value) => `${column} = ${value ? 1 : 0}`,
-  searchIndex: (params, words) => narrowedBy(params, trigramQuery(words)),
+  searchIndex: (params, words, months) => narrowedBy(params, words, months, (grams) => grams),
   unindexed: (column) => `+${column}`,
   joinInOrder: 'CROSS JOIN',
   searchedTitle: (column) => `substr(${column}, 1, instr(${column}, char(31)) - 1)`,
@@ -146,7 +150,7 @@ export class SqlitePosts implements PostsRepository {
   constructor(private readonly db: Db, private readonly related: { terms: SqliteTerms; media: SqliteMedia } = { terms: new SqliteTerms(db), media: new SqliteMedia(db) }) {
     this.lists = new StatementCache(db);
     const rare = new RareTrigrams(db);
-    this.dialect = { ...SQLITE_DIALECT, searchIndex: (params, words) => narrowedBy(params, rare.query(words)) };
+    this.dialect = { ...SQLITE_DIALECT, searchIndex: (params, words, months) => narrowedBy(params, words, months, (grams) => rare.of(grams)) };
     const insertDetails = (type: PostType) =>
       db.prepare(`INSERT INTO ${DETAIL_TABLE[type]} (post_id, ${DETAIL_COLUMNS[type].join(', ')}) VALUES (@id, ${DETAIL_COLUMNS[type].map((c) => '@' + c).join(', ')})`);
     const updateDetails = (type: PostType) =>
