@@ -194,19 +194,30 @@ describe('passwords compare on PostgreSQL exactly as postRules.unlocks compares 
   });
 });
 
+/** Runs `work` on a pool of a new, empty database of the test cluster (no migration run), dropped afterwards. */
+async function inEmptyDatabase(label: string, options: pg.PoolConfig, work: (pool: pg.Pool) => Promise<void>): Promise<void> {
+  const admin = new pg.Client({ connectionString: inject('postgresUrl') });
+  await admin.connect();
+  const name = `almanac_${label}_${process.pid}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(inject('postgresUrl'));
+  url.pathname = `/${name}`;
+  const pool = new pg.Pool({ connectionString: url.href, ...options });
+  // dropping the database at the end may reach a connection the pool is still closing: PostgreSQL's farewell to it
+  // is expected then, not a failure
+  pool.on('error', () => undefined);
+  try {
+    await work(pool);
+  } finally {
+    await pool.end();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
 describe('migration 0010 on PostgreSQL', () => {
   it('computes the keys and folded copies of records already there with the TypeScript functions', async () => {
-    const admin = new pg.Client({ connectionString: inject('postgresUrl') });
-    await admin.connect();
-    const name = `almanac_backfill_${process.pid}`;
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(inject('postgresUrl'));
-    url.pathname = `/${name}`;
-    const pool = new pg.Pool({ connectionString: url.href, max: 2 });
-    // dropping the database at the end may reach a connection the pool is still closing: PostgreSQL's farewell to it
-    // is expected then, not a failure
-    pool.on('error', () => undefined);
-    try {
+    await inEmptyDatabase('backfill', { max: 2 }, async (pool) => {
       const migrations = loadMigrations(postgresMigrationsDir);
       await migratePostgres(pool, migrations.slice(0, 9));
       const post = `INSERT INTO posts (type, status, slug, title, content, excerpt, date_local, date_utc, modified_local, modified_utc, translation_group, search_text)
@@ -229,33 +240,17 @@ describe('migration 0010 on PostgreSQL', () => {
       // migration 0018 files the events already there under the month they start in
       const months = (await pool.query<{ start_month: number }>(`SELECT start_month FROM posts WHERE type = 'event' ORDER BY id`)).rows;
       expect(months).toEqual(TRICKY.map(() => ({ start_month: startMonth(NOW) })));
-    } finally {
-      await pool.end();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    }
+    });
   });
 });
 
 describe('migrations on PostgreSQL', () => {
   it('run past the statement timeout of requests, which the connection then keeps again', async () => {
-    const admin = new pg.Client({ connectionString: inject('postgresUrl') });
-    await admin.connect();
-    const name = `almanac_slow_${process.pid}`;
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(inject('postgresUrl'));
-    url.pathname = `/${name}`;
-    const pool = new pg.Pool({ connectionString: url.href, max: 1, statement_timeout: 100 });
-    pool.on('error', () => undefined);
-    try {
+    await inEmptyDatabase('slow', { max: 1, statement_timeout: 100 }, async (pool) => {
       await expect(pool.query('SELECT pg_sleep(0.3)')).rejects.toThrow(/statement timeout/);
       expect(await migratePostgres(pool, [{ version: 1, name: 'slow', sql: 'SELECT pg_sleep(0.3)' }])).toEqual([1]);
       expect((await pool.query<{ statement_timeout: string }>('SHOW statement_timeout')).rows).toEqual([{ statement_timeout: '100ms' }]);
-    } finally {
-      await pool.end();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    }
+    });
   });
 });
 
