@@ -2386,8 +2386,10 @@ export interface components {
         /**
          * @description `rest_database_unavailable`: the database cannot be reached at the moment (a PostgreSQL server restarting,
          *     or the network to it down). Nothing was read or changed; try again after `Retry-After` seconds. The node
-         *     reconnects by itself, and `GET /healthz` answers 503 meanwhile. Any request may meet it: even one that reads
-         *     no record checks the caller's credentials and the response cache's generation against the database.
+         *     reconnects by itself, and `GET /healthz` answers 503 meanwhile. `rest_database_busy` (PostgreSQL): every
+         *     connection the node holds to the database stayed busy with other requests for the 5 s a request waits for
+         *     one; the database is overloaded, not lost. Any request may meet either: even one that reads no record checks
+         *     the caller's credentials and the response cache's generation against the database.
          */
         DatabaseUnavailable: {
             headers: {
@@ -2402,7 +2404,7 @@ export interface components {
         /**
          * @description The change could not be stored, and nothing was changed: `rest_storage_read_only` (the database file or its
          *     folder cannot be written), `rest_database_busy` (another process kept the database locked past the busy
-         *     timeout), `rest_database_unavailable` (the database cannot be reached at the moment: a PostgreSQL server
+         *     timeout, or every connection to PostgreSQL stayed busy with other requests), `rest_database_unavailable` (the database cannot be reached at the moment: a PostgreSQL server
          *     restarting, or the network to it down). Try again after `Retry-After` seconds.
          */
         StorageUnavailable: {

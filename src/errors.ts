@@ -49,6 +49,16 @@ export class DatabaseUnavailable extends Error {
   }
 }
 
+/**
+ * Every connection this process may hold to the database stayed busy with other requests for as long as a request
+ * waits for one: the database is overloaded or slow, not lost. 503 with a short `Retry-After`.
+ */
+export class DatabaseBusy extends DatabaseUnavailable {
+  constructor(options?: { cause?: unknown }) {
+    super('Every connection to the database stayed busy.', 1, options);
+  }
+}
+
 /** The database's storage is full: 507 until space frees (no restart needed). */
 export class StorageFull extends Error {
   constructor(message = 'The database has no space left to store this change.', options?: { cause?: unknown }) {

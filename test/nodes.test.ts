@@ -250,6 +250,31 @@ describe('faults', () => {
     expect(await sql(`SELECT event_id FROM event_terms WHERE event_id NOT IN (SELECT post_id FROM events)`)).toEqual([]);
   }, 30_000);
 
+  it('a node whose list connections all stay busy answers 503 rest_database_busy with Retry-After, not "unreachable"', async () => {
+    // ALMANAC_DB_POOL=2: one connection for lists; a table lock held here keeps it busy on the first list
+    const node = await Almanac.start(tempDb(), 1, { ...env(), ALMANAC_DB_POOL: '2', ALMANAC_CACHE_MB: '0' });
+    extra.push(node);
+    const locker = new pg.Client({ connectionString: url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE terms IN ACCESS EXCLUSIVE MODE');
+      const held = send(node.base, 'GET', `${NS}/categories?per_page=1`, { timeoutMs: 20_000 });
+      await new Promise((r) => setTimeout(r, 200));
+      const waiting = await send(node.base, 'GET', `${NS}/categories?per_page=2`, { timeoutMs: 20_000 });
+      expect(waiting.status).toBe(503);
+      expect(waiting.body.code).toBe('rest_database_busy');
+      expect(Number(waiting.headers['retry-after'])).toBeGreaterThan(0);
+      await locker.query('COMMIT');
+      expect((await held).status).toBe(200);
+    } finally {
+      await locker.end();
+    }
+    expect((await send(node.base, 'GET', `${NS}/categories?per_page=2`)).status).toBe(200);
+    expect(node.logs().map((l) => l.msg)).toEqual(expect.arrayContaining([expect.stringMatching(/^every database connection stayed busy/), 'database connections come free again']));
+    expect(node.logs().filter((l) => /cannot be reached/.test(String(l.msg)))).toEqual([]);
+  }, 30_000);
+
   it('a restarted PostgreSQL: 503 with Retry-After meanwhile, never a hang or a 500; the nodes reconnect by themselves', async () => {
     const created = await send(a.base, 'POST', `${NS}/events`, { json: event('Before the restart'), as: ADMIN });
     const path = `${NS}/events/${created.body.id}`;

@@ -5,7 +5,7 @@ import { storageFault, type StorageFault } from '../db/faults.js';
 import { Episode, type Logger } from '../log.js';
 import { replayKey, type CachedAnswer } from './cache.js';
 import { entityTag, notModified } from './conditional.js';
-import { ApiError, DatabaseUnavailable, StorageFull } from '../errors.js';
+import { ApiError, DatabaseBusy, DatabaseUnavailable, StorageFull } from '../errors.js';
 import type { RoutedRequest } from './route.js';
 import type { RequestState } from '../domain/context.js';
 
@@ -37,17 +37,19 @@ const FAULT_ANSWERS: Record<Fault, () => ApiError> = {
   full: () => new ApiError(507, 'rest_insufficient_storage', 'The server has no storage left for this change, so nothing was changed. Try again later.'),
   'read-only': () => new ApiError(503, 'rest_storage_read_only', 'The database cannot be written at the moment, so nothing was changed. Try again later.', {}, { 'Retry-After': '60' }),
   busy: () => new ApiError(503, 'rest_database_busy', 'The database is busy with other writes, so nothing was changed. Try again.', {}, { 'Retry-After': '1' }),
+  overloaded: () => new ApiError(503, 'rest_database_busy', 'The database is busy answering other requests: none of its connections came free in time. Try again in a moment.', {}, { 'Retry-After': '1' }),
   unavailable: () => new ApiError(503, 'rest_database_unavailable', 'The database cannot be reached at the moment (restarting, or the network to it is down). Try again in a moment.', {}, { 'Retry-After': '2' }),
 };
 
 /**
  * A fault of the storage or of the database server, which no request can mend and a retry later may: SQLite reports
- * its own (faults.ts); the PostgreSQL engine raises StorageFull and DatabaseUnavailable.
+ * its own (faults.ts); the PostgreSQL engine raises StorageFull, DatabaseUnavailable and DatabaseBusy.
  */
-type Fault = StorageFault | 'unavailable';
+type Fault = StorageFault | 'overloaded' | 'unavailable';
 
 function faultOf(err: unknown): Fault | null {
   if (err instanceof StorageFull) return 'full';
+  if (err instanceof DatabaseBusy) return 'overloaded';
   if (err instanceof DatabaseUnavailable) return 'unavailable';
   return storageFault(err);
 }
@@ -61,6 +63,7 @@ class StorageFaults {
       full: new Episode(log, 'error', 'storage full: writes are refused with 507 until space frees', 'storage has room again'),
       'read-only': new Episode(log, 'error', 'the database cannot be written: writes are refused with 503', 'the database can be written again'),
       busy: new Episode(log, 'warn', 'the database stayed locked by another process: writes are refused with 503', 'writes go through again'),
+      overloaded: new Episode(log, 'warn', 'every database connection stayed busy: requests that waited too long for one are answered 503', 'database connections come free again'),
       unavailable: new Episode(log, 'error', 'the database cannot be reached: requests that need it are answered 503', 'the database answers again'),
     };
   }
@@ -72,7 +75,10 @@ class StorageFaults {
 
   /** A request succeeded: the database answers again; after a write, every run of faults has ended. */
   recovered(wrote: boolean): void {
-    if (!wrote) return this.episodes.unavailable.end();
+    if (!wrote) {
+      this.episodes.overloaded.end();
+      return this.episodes.unavailable.end();
+    }
     for (const episode of Object.values(this.episodes)) episode.end();
   }
 }

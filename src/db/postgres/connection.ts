@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import pg from 'pg';
-import { DatabaseUnavailable, StorageFull } from '../../errors.js';
+import { DatabaseBusy, DatabaseUnavailable, StorageFull } from '../../errors.js';
 
 /** What a pool or a checked-out client both offer: one statement, its rows. */
 export interface Queryable {
@@ -104,7 +104,9 @@ export function classify(err: unknown): unknown {
   if (code === '53100') return new StorageFull(undefined, { cause: err });
   if (UNAVAILABLE.has(code) || NETWORK.has(code)) return new DatabaseUnavailable(undefined, 2, { cause: err });
   const message = e?.message ?? '';
-  if (/Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|not queryable/i.test(message)) {
+  // the pool's wait for one of its connections (all in use) ran out: node-postgres says only this
+  if (message === 'timeout exceeded when trying to connect') return new DatabaseBusy({ cause: err });
+  if (/Connection terminated|connection timeout|Client has encountered a connection error|Client was closed|not queryable/i.test(message)) {
     return new DatabaseUnavailable(undefined, 2, { cause: err });
   }
   return err;
