@@ -39,6 +39,8 @@ async function create(body: Record<string, unknown>, day: number): Promise<numbe
 async function searchIn(window: string, word: string): Promise<number[]> {
   const r = await s.raw('GET', `${NS}/events?${window}&search=${encodeURIComponent(word)}`);
   expect(r.status).toBe(200);
+  // one page holds every match: the total counts exactly them
+  expect([word, r.body.total ?? 0]).toEqual([word, (r.body.events as unknown[]).length]);
   return (r.body.events as { id: number }[]).map((e) => e.id).sort((a, b) => a - b);
 }
 
@@ -119,6 +121,32 @@ describe('search through the trigram index', () => {
     expect((await s.raw('DELETE', `${NS}/events/${id}?force=true`, { as: s.admin })).status).toBe(200);
     expect(await searchIn('start_date=2032-05-01&end_date=2032-05-31&per_page=50', 'quokka')).toEqual([]);
     await integrity();
+  });
+
+  it('gives every page of a search the whole total, through either index, and no page past the last', async () => {
+    for (const [i, title] of ['Pagination walk north', 'Pagination walk south', 'Pagination walk east'].entries()) {
+      records.set(await create({ title }, 24 + i), { title });
+    }
+    const matches = await search('pagination');
+    expect(matches).toEqual(expected(records, 'pagination'));
+    expect(matches).toHaveLength(3);
+    // a word too short for either index: the window read event by event
+    const all = await search('e');
+    expect(all).toEqual(expected(records, 'e'));
+    for (const window of [WINDOW, WIDE_WINDOW]) {
+      for (const [w, expectedIds] of [['pagination', matches], ['e', all]] as const) {
+        const seen: number[] = [];
+        for (let page = 1; page <= expectedIds.length; page++) {
+          const r = await s.raw('GET', `${NS}/events?${window.replace('per_page=50', 'per_page=1')}&page=${page}&search=${w}`);
+          expect(r.status).toBe(200);
+          expect([r.body.total, r.body.total_pages, r.headers.get('X-TEC-Total')]).toEqual([expectedIds.length, expectedIds.length, String(expectedIds.length)]);
+          seen.push(...(r.body.events as { id: number }[]).map((e) => e.id));
+        }
+        expect(seen.sort((a, b) => a - b)).toEqual(expectedIds);
+        const past = await s.raw('GET', `${NS}/events?${window.replace('per_page=50', 'per_page=1')}&page=${expectedIds.length + 1}&search=${w}`);
+        expect(past.status).toBe(404);
+      }
+    }
   });
 
   it('uses the index only for words of three characters or more', async () => {

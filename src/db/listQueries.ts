@@ -20,6 +20,11 @@ export interface ListSql {
   page: string;
   count: string;
   params: Params;
+  /**
+   * Whether each row of the page also carries the total (`COUNT(*) OVER ()`), so that `count` runs only for a page
+   * past the last: set when the list is read from few matches, every one of them read anyway to be ordered.
+   */
+  totalInPage?: boolean;
 }
 
 export interface SqlDialect {
@@ -67,6 +72,8 @@ export interface SearchNarrowing {
    * listing index, each event checked against them.
    */
   drives: boolean;
+  /** Whether these are the matches of the window's months alone (the dated index): few, whatever the calendar's size. */
+  windowed: boolean;
 }
 
 /** Months as `startMonth` counts them, first and last included. */
@@ -213,6 +220,7 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
   const datesOnly = where.length;
   /** Where the list's events are read from: the events table, or the matches of a search joined to it. */
   let events = 'events e';
+  let fewMatches = false;
   // a filter on what a protected event hides selects only events the caller may open
   const open = openEventSql(q.access, params, dialect);
   if (open !== null && FILTERS_ON_HIDDEN.some((filter) => q[filter] !== undefined)) where.push(open);
@@ -231,6 +239,7 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
     const narrowed = dialect.searchIndex(params, q.search.include, monthsOfBounds(q.bounds));
     if (narrowed?.drives) events = `(${narrowed.ids}) m ${dialect.joinInOrder} events e ON e.post_id = m.id`;
     else if (narrowed) where.push(`${dialect.unindexed('e.post_id')} IN (${narrowed.ids})`);
+    fewMatches = narrowed?.windowed ?? false;
     if (clauses.length) where.push(`EXISTS (SELECT 1 FROM posts p WHERE p.id = e.post_id AND ${clauses.join(' AND ')})`);
   }
   const among = (name: string, column: string, list: number[]) => dialect.inIds(params, name, column, list);
@@ -279,7 +288,20 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
   const order = q.include ? 'e.date_utc, e.post_id' : 'e.start_local, e.date_utc, e.post_id';
   // any filter adds a condition: a list of its window's listed events alone can be summed from the day totals
   const count = (where.length === datesOnly ? summedTotal(q, listed, params, dialect) : null) ?? `SELECT COUNT(*) AS total ${filter}`;
+  // a search's matches in its window are few, and all of them are read to be ordered: counted in the same pass, each
+  // is looked up once, not once for the page and again for the total
+  if (fewMatches) return { page: `SELECT e.post_id AS id, COUNT(*) OVER () AS total ${filter} ORDER BY ${order} LIMIT @limit OFFSET @offset`, count, params, totalInPage: true };
   return { page: `SELECT e.post_id AS id ${filter} ORDER BY ${order} LIMIT @limit OFFSET @offset`, count, params };
+}
+
+/**
+ * The ids of a list's page and its total, from the rows of its page statement (`id`, and `total` when `totalInPage`)
+ * and, only when they cannot tell it, its count statement.
+ */
+export async function pageAndTotal(sql: ListSql, offset: number, rows: { id: number; total?: number }[], counted: () => Promise<number>): Promise<{ ids: number[]; total: number }> {
+  const ids = rows.map((r) => r.id);
+  if (sql.totalInPage && (rows.length > 0 || offset === 0)) return { ids, total: rows[0]?.total ?? 0 };
+  return { ids, total: await counted() };
 }
 
 const WIRE_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;

@@ -2,7 +2,7 @@ import type { Lang } from '../../domain/context.js';
 import { collationKey, foldForSearch, slugForQuery } from '../../domain/text.js';
 import type { PostsRepository, Translations, ViewLinks, ViewLinksQuery } from '../engine.js';
 import { utcNowWire } from '../generation.js';
-import { changesSql, eventListSql, like, linkedListSql, linkedSearchTexts, trigramsOfText, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
+import { changesSql, eventListSql, like, linkedListSql, linkedSearchTexts, pageAndTotal, trigramsOfText, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
 import type {
   Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, OrganizerRecord, PostRecord, PostType, RecordOf, TranslationMember, VenueRecord,
 } from '../records.js';
@@ -50,7 +50,7 @@ export const POSTGRES_DIALECT: SqlDialect = {
         params[`t${i}`] = like(word);
         return `search_text LIKE @t${i} ESCAPE '\\'`;
       });
-      return { ids: `SELECT id FROM posts WHERE search_text <> '' AND ${likes.join(' AND ')}`, drives: false };
+      return { ids: `SELECT id FROM posts WHERE search_text <> '' AND ${likes.join(' AND ')}`, drives: false, windowed: false };
     }
     // in a window of a few years, the dated index (migration 0018): a few trigrams, each in the window's months.
     // `OFFSET 0` plans the subquery on its own, where only the index can answer it: joined, the planner estimated a
@@ -60,7 +60,7 @@ export const POSTGRES_DIALECT: SqlDialect = {
       params[`g${i}`] = gram;
       return `almanac_dated_keys(start_month, search_text) && almanac_month_keys(@firstMonth, @lastMonth, @g${i})`;
     });
-    return { ids: `SELECT id FROM posts WHERE start_month IS NOT NULL AND search_text <> '' AND ${keys.join(' AND ')} OFFSET 0`, drives: false };
+    return { ids: `SELECT id FROM posts WHERE start_month IS NOT NULL AND search_text <> '' AND ${keys.join(' AND ')} OFFSET 0`, drives: false, windowed: true };
   },
   // PostgreSQL plans from statistics: no hint needed (nor offered)
   unindexed: (column) => column,
@@ -371,9 +371,8 @@ export class PostgresPosts implements PostsRepository {
   }
 
   private async run(sql: ListSql, limit: number, offset: number): Promise<{ ids: number[]; total: number }> {
-    const ids = (await named<{ id: number }>(this.lists, sql.page, { ...sql.params, limit, offset })).map((r) => r.id);
-    const [count] = await named<{ total: number }>(this.lists, sql.count, sql.params);
-    return { ids, total: count!.total };
+    const rows = await named<{ id: number; total?: number }>(this.lists, sql.page, { ...sql.params, limit, offset });
+    return pageAndTotal(sql, offset, rows, async () => (await named<{ total: number }>(this.lists, sql.count, sql.params))[0]!.total);
   }
 
   private async explain(sql: ListSql): Promise<string[]> {

@@ -5,7 +5,7 @@ import type {
   Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, OrganizerRecord, PostRecord, PostType, RecordOf, TranslationMember, VenueRecord,
 } from '../records.js';
 import {
-  changesSql, eventListSql, linkedListSql, trigramsOfText, type ListSql, type MonthRange, type Params, type SearchNarrowing, type SqlDialect,
+  changesSql, eventListSql, linkedListSql, pageAndTotal, trigramsOfText, type ListSql, type MonthRange, type Params, type SearchNarrowing, type SqlDialect,
 } from '../listQueries.js';
 import {
   baseFromRow, baseToRow, DETAIL_COLUMNS, DETAIL_TABLE, detailsRow, eventFromRow, groupMembers, langsOfMembers, organizerFromRow, POST_COLUMNS, venueFromRow,
@@ -89,13 +89,13 @@ function narrowedBy(params: Params, words: string[], months: MonthRange | null, 
     params.trigrams = datedQuery(narrowest(dated), months);
     // the matches of the window's months are few: the list is read from them, each event then checked against the
     // window (SQLite's statistics favoured the window off the listing index, 29,000 events at a million)
-    return { ids: 'SELECT rowid AS id FROM events_search WHERE events_search MATCH @trigrams', drives: true };
+    return { ids: 'SELECT rowid AS id FROM events_search WHERE events_search MATCH @trigrams', drives: true, windowed: true };
   }
   if (grams.length === 0) return null;
   params.trigrams = allOf(narrowest(grams));
   // still read the window off the listing index (the set of matches is probed, through a Bloom filter), so a list
   // costs its window whatever the word; driving from the matches would cost every event holding it
-  return { ids: 'SELECT rowid FROM posts_search WHERE posts_search MATCH @trigrams', drives: false };
+  return { ids: 'SELECT rowid FROM posts_search WHERE posts_search MATCH @trigrams', drives: false, windowed: false };
 }
 
 /** How SQLite spells what the shared list queries leave to each engine. */
@@ -373,10 +373,9 @@ export class SqlitePosts implements PostsRepository {
     return this.explain(eventListSql(q, this.dialect));
   }
 
-  private run(sql: ListSql, limit: number, offset: number): { ids: number[]; total: number } {
-    const ids = this.lists.get<{ id: number }>(sql.page).all({ ...sql.params, limit, offset }).map((r) => r.id);
-    const { total } = this.lists.get<{ total: number }>(sql.count).get(sql.params)!;
-    return { ids, total };
+  private run(sql: ListSql, limit: number, offset: number): Promise<{ ids: number[]; total: number }> {
+    const rows = this.lists.get<{ id: number; total?: number }>(sql.page).all({ ...sql.params, limit, offset });
+    return pageAndTotal(sql, offset, rows, async () => this.lists.get<{ total: number }>(sql.count).get(sql.params)!.total);
   }
 
   private explain(sql: ListSql): string[] {
