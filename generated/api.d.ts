@@ -35,7 +35,9 @@ export interface paths {
         /**
          * Health check
          * @description For load balancers and monitors: 200 when this process can read its database, 503
-         *     `rest_database_unavailable` when it cannot. Outside the namespace; no language or links.
+         *     `rest_database_unavailable` when it cannot, and 503 `rest_database_busy` when every connection this process
+         *     holds to PostgreSQL stayed busy with other requests for the 5 s a request waits for one. Outside the namespace;
+         *     no language or links.
          */
         get: operations["getHealth"];
         put?: never;
@@ -2771,9 +2773,11 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
-            /** @description `rest_database_unavailable`: the database does not answer. */
+            /** @description `rest_database_unavailable`: the database does not answer; `rest_database_busy`: every connection to it stayed busy. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -250,7 +250,7 @@ describe('faults', () => {
     expect(await sql(`SELECT event_id FROM event_terms WHERE event_id NOT IN (SELECT post_id FROM events)`)).toEqual([]);
   }, 30_000);
 
-  it('a node whose list connections all stay busy answers 503 rest_database_busy with Retry-After, not "unreachable"', async () => {
+  it('a node whose connections all stay busy answers 503 rest_database_busy with Retry-After, /healthz too, not "unreachable"', async () => {
     // ALMANAC_DB_POOL=2: one connection for lists; a table lock held here keeps it busy on the first list
     const node = await Almanac.start(tempDb(), 1, { ...env(), ALMANAC_DB_POOL: '2', ALMANAC_CACHE_MB: '0' });
     extra.push(node);
@@ -271,9 +271,24 @@ describe('faults', () => {
       await locker.end();
     }
     expect((await send(node.base, 'GET', `${NS}/categories?per_page=2`)).status).toBe(200);
+    // the health check's read waits for the same connections: busy, not "does not answer"
+    const health = new pg.Client({ connectionString: url });
+    await health.connect();
+    try {
+      await health.query('BEGIN');
+      await health.query('LOCK TABLE almanac_schema IN ACCESS EXCLUSIVE MODE');
+      const first = send(node.base, 'GET', '/healthz', { timeoutMs: 20_000 });
+      await new Promise((r) => setTimeout(r, 200));
+      const second = await send(node.base, 'GET', '/healthz', { timeoutMs: 20_000 });
+      expect([second.status, second.body.code, Number(second.headers['retry-after']) > 0]).toEqual([503, 'rest_database_busy', true]);
+      await health.query('COMMIT');
+      expect((await first).status).toBe(200);
+    } finally {
+      await health.end();
+    }
     expect(node.logs().map((l) => l.msg)).toEqual(expect.arrayContaining([expect.stringMatching(/^every database connection stayed busy/), 'database connections come free again']));
     expect(node.logs().filter((l) => /cannot be reached/.test(String(l.msg)))).toEqual([]);
-  }, 30_000);
+  }, 40_000);
 
   it('a restarted PostgreSQL: 503 with Retry-After meanwhile, never a hang or a 500; the nodes reconnect by themselves', async () => {
     const created = await send(a.base, 'POST', `${NS}/events`, { json: event('Before the restart'), as: ADMIN });
