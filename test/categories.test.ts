@@ -234,3 +234,59 @@ describe('listing categories', () => {
     expect((await list(`?event=${ids.Jazz}0000`)).code).toBe('rest_invalid_param');
   });
 });
+
+/**
+ * An event's terms named by id are read before its write takes the write lock (PostUnits.writeEventAndShow); a term
+ * deleted in between fails the write's link to it, and the write runs again, reading its terms under the lock.
+ */
+describe('a category deleted while an event naming it is written', () => {
+  const event = (title: string, categories: number[]) => ({ title, start_date: '2031-04-01 10:00', end_date: '2031-04-01 11:00', categories });
+  const categoryIds = (e: { categories: { id: number }[] }) => e.categories.map((c) => c.id);
+
+  it.runIf(TestServer.engine === 'postgres')('between the read of its terms and the write lock: written without it, never a 500', async () => {
+    const kept = (await create({ name: 'Kept while writing' })).body.id as number;
+    const doomed = (await create({ name: 'Deleted while writing' })).body.id as number;
+    const { default: pg } = await import('pg');
+    const { WRITE_LOCK } = await import('../src/db/postgres/groupCommit.js');
+    const holder = new pg.Client({ connectionString: s.config.databaseUrl! });
+    await holder.connect();
+    try {
+      // every write of every node waits for this lock: the POST reads its terms, then waits here
+      await holder.query('SELECT pg_advisory_lock($1)', [WRITE_LOCK]);
+      const written = s.raw('POST', `${NS}/events`, { as: s.admin, json: event('Written past a deletion', [kept, doomed]) });
+      const deadline = Date.now() + 10_000;
+      while ((await holder.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rowCount === 0) {
+        expect(Date.now()).toBeLessThan(deadline);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await holder.query('DELETE FROM terms WHERE id = $1', [doomed]);
+      await holder.query('SELECT pg_advisory_unlock($1)', [WRITE_LOCK]);
+      const r = await written;
+      expect(r.status).toBe(201);
+      expect(categoryIds(r.body)).toEqual([kept]);
+      expect(categoryIds((await s.raw('GET', `${NS}/events/${r.body.id}`)).body)).toEqual([kept]);
+    } finally {
+      await holder.end();
+    }
+  });
+
+  it('while creates and updates naming it run at the same time: each written with or without it, never a 500', async () => {
+    const kept = (await create({ name: 'Kept among writers' })).body.id as number;
+    for (let round = 0; round < 5; round++) {
+      const doomed = (await create({ name: `Deleted among writers ${round}` })).body.id as number;
+      const first = await s.raw('POST', `${NS}/events`, { as: s.admin, json: event(`Updated past a deletion ${round}`, [kept]) });
+      expect(first.status).toBe(201);
+      const answers = await Promise.all([
+        ...Array.from({ length: 6 }, (_, i) => s.raw('POST', `${NS}/events`, { as: s.admin, json: event(`Created past a deletion ${round}-${i}`, [doomed, kept]) })),
+        s.raw('DELETE', `${NS}/categories/${doomed}?force=true`, { as: s.admin }),
+        s.raw('POST', `${NS}/events/${first.body.id}`, { as: s.admin, json: { categories: [kept, doomed] } }),
+      ]);
+      expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 201, 201, 201, 200, 200]);
+      for (const written of [...answers.slice(0, 6), answers[7]!]) {
+        const now = (await s.raw('GET', `${NS}/events/${written.body.id}`)).body;
+        expect(categoryIds(now)).toEqual([kept]);
+        expect(categoryIds(written.body).filter((id) => id !== doomed)).toEqual([kept]);
+      }
+    }
+  });
+});

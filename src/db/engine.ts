@@ -254,6 +254,11 @@ export interface Engine {
    * large page cache, no automatic checkpoints) and tidies up after (a checkpoint, fresh statistics).
    */
   bulk<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Whether a write failed because a row it links to (a foreign key) no longer exists: what a write meets when it
+   * read its references before taking the write lock and one of them was deleted in between.
+   */
+  missingReference(err: unknown): boolean;
   /** The schema version of the database. */
   schemaVersion(): Promise<number>;
   /** Brings the database to the newest schema; returns the versions applied. */

@@ -196,6 +196,10 @@ export class PostgresEngine implements Engine {
     return result;
   }
 
+  missingReference(err: unknown): boolean {
+    return (err as { code?: unknown } | null)?.code === '23503'; // foreign_key_violation
+  }
+
   async schemaVersion(): Promise<number> {
     try {
       return await schemaVersion(this.pool);

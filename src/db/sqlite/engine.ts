@@ -270,6 +270,10 @@ export class SqliteEngine implements Engine {
     return this.readings.get();
   }
 
+  missingReference(err: unknown): boolean {
+    return (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+  }
+
   async schemaVersion(): Promise<number> {
     return schemaVersionOf(this.probe);
   }
