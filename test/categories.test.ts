@@ -243,31 +243,46 @@ describe('a category deleted while an event naming it is written', () => {
   const event = (title: string, categories: number[]) => ({ title, start_date: '2031-04-01 10:00', end_date: '2031-04-01 11:00', categories });
   const categoryIds = (e: { categories: { id: number }[] }) => e.categories.map((c) => c.id);
 
-  it.runIf(TestServer.engine === 'postgres')('between the read of its terms and the write lock: written without it, never a 500', async () => {
-    const kept = (await create({ name: 'Kept while writing' })).body.id as number;
-    const doomed = (await create({ name: 'Deleted while writing' })).body.id as number;
+  /** Runs `deletion` (SQL) while a write sent by `send` waits for the write lock, having read what it names. */
+  async function deletedWhileWaiting<T>(send: () => Promise<T>, deletion: string, id: number): Promise<T> {
     const { default: pg } = await import('pg');
     const { WRITE_LOCK } = await import('../src/db/postgres/groupCommit.js');
     const holder = new pg.Client({ connectionString: s.config.databaseUrl! });
     await holder.connect();
     try {
-      // every write of every node waits for this lock: the POST reads its terms, then waits here
+      // every write of every node waits for this lock: the request reads what it names, then waits here
       await holder.query('SELECT pg_advisory_lock($1)', [WRITE_LOCK]);
-      const written = s.raw('POST', `${NS}/events`, { as: s.admin, json: event('Written past a deletion', [kept, doomed]) });
+      const answer = send();
       const deadline = Date.now() + 10_000;
       while ((await holder.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rowCount === 0) {
         expect(Date.now()).toBeLessThan(deadline);
         await new Promise((r) => setTimeout(r, 20));
       }
-      await holder.query('DELETE FROM terms WHERE id = $1', [doomed]);
+      await holder.query(deletion, [id]);
       await holder.query('SELECT pg_advisory_unlock($1)', [WRITE_LOCK]);
-      const r = await written;
-      expect(r.status).toBe(201);
-      expect(categoryIds(r.body)).toEqual([kept]);
-      expect(categoryIds((await s.raw('GET', `${NS}/events/${r.body.id}`)).body)).toEqual([kept]);
+      return await answer;
     } finally {
       await holder.end();
     }
+  }
+
+  it.runIf(TestServer.engine === 'postgres')('between the read of its terms and the write lock: written without it, never a 500', async () => {
+    const kept = (await create({ name: 'Kept while writing' })).body.id as number;
+    const doomed = (await create({ name: 'Deleted while writing' })).body.id as number;
+    const r = await deletedWhileWaiting(() => s.raw('POST', `${NS}/events`, { as: s.admin, json: event('Written past a deletion', [kept, doomed]) }), 'DELETE FROM terms WHERE id = $1', doomed);
+    expect(r.status).toBe(201);
+    expect(categoryIds(r.body)).toEqual([kept]);
+    expect(categoryIds((await s.raw('GET', `${NS}/events/${r.body.id}`)).body)).toEqual([kept]);
+  });
+
+  it.runIf(TestServer.engine === 'postgres')('a venue deleted between the read of its type and the write lock: refused as unknown, never a 500', async () => {
+    const venue = (await s.raw('POST', `${NS}/venues`, { as: s.admin, json: { venue: 'Hall deleted while writing' } })).body.id as number;
+    const organizer = (await s.raw('POST', `${NS}/organizers`, { as: s.admin, json: { organizer: 'Kept organizer' } })).body.id as number;
+    const r = await deletedWhileWaiting(() => s.raw('POST', `${NS}/events`, { as: s.admin, json: { ...event('Held at a deleted hall', []), venue, organizer: [organizer] } }), 'DELETE FROM posts WHERE id = $1', venue);
+    expect([r.status, r.body.code, Object.keys(r.body.data.params ?? {})]).toEqual([400, 'rest_invalid_param', ['venue']]);
+    // with the venue still there, the same body is written, its organizer linked
+    const again = await s.raw('POST', `${NS}/events`, { as: s.admin, json: { ...event('Held with its organizer', []), organizer: [organizer] } });
+    expect([again.status, (again.body.organizer as { id: number }[]).map((o) => o.id)]).toEqual([201, [organizer]]);
   });
 
   it('while creates and updates naming it run at the same time: each written with or without it, never a 500', async () => {

