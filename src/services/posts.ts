@@ -70,23 +70,31 @@ export interface KnownReferences {
   types: ReadonlyMap<number, PostType>;
 }
 
+/** The items of an event's `organizer`: a list, a CSV of ids, or one item; none for 0, "" or null (and such items). */
+function organizerItems(value: unknown): unknown[] {
+  if (value === null || value === 0 || value === '') return [];
+  const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',').map((s) => s.trim()) : [value];
+  return items.filter((item) => item !== '' && item !== 0 && item !== null);
+}
+
+/** The id an item of `venue` or `organizer` names (a number, a numeric string, `{id}`); null for an inline record. */
+function linkedIdOf(item: unknown): number | null {
+  if (typeof item === 'number') return item;
+  if (typeof item === 'string' && /^\d+$/.test(item)) return Number(item);
+  if (item && typeof item === 'object' && 'id' in item && item.id !== undefined) return Number((item as { id: unknown }).id);
+  return null;
+}
+
 /**
- * The terms and posts an event's body names by id, to read before its write: ids, numeric strings (a list of
- * organizers may be one, comma-separated) and `{id}` objects, wherever the body may hold them. Only a shortcut: what
- * is left out here is read under the lock, as the rules read it.
+ * The terms and posts an event's body names by id, to read before its write: as `termsFor`, `venueOf`,
+ * `organizersOf` and `post_parent` read them. Only a shortcut: what is left out here is read under the lock.
  */
 function referencesIn(body: EventFields): { terms: number[]; posts: number[] } {
-  const posts: number[] = [];
-  const walk = (value: unknown): void => {
-    if (typeof value === 'number') posts.push(value);
-    else if (typeof value === 'string') posts.push(...value.split(',').map((part) => part.trim()).filter((part) => /^\d+$/.test(part)).map(Number));
-    else if (Array.isArray(value)) value.forEach(walk);
-    else if (value !== null && typeof value === 'object' && 'id' in value) walk((value as { id: unknown }).id);
-  };
-  [body.venue, body.organizer, body.post_parent].forEach(walk);
+  const venues = Array.isArray(body.venue) ? body.venue : [body.venue];
+  const posts = [...venues, ...organizerItems(body.organizer)].map(linkedIdOf);
   const terms = [...(body.categories ?? []), ...(body.tags ?? [])].filter(isTermId).map(Number);
-  const ids = (list: number[]) => [...new Set(list.filter((id) => Number.isSafeInteger(id) && id > 0))];
-  return { terms: ids(terms), posts: ids(posts) };
+  const ids = (list: (number | null | undefined)[]) => [...new Set(list.filter((id): id is number => Number.isSafeInteger(id) && id! > 0))];
+  return { terms: ids(terms), posts: ids([...posts, body.post_parent]) };
 }
 
 /**
@@ -534,18 +542,13 @@ export class PostService {
 
   /** An organizer id, a CSV of ids, or a list of ids, `{id}` objects and inline organizers; 0 / "" / null / [] for none. */
   private async organizersOf(value: unknown): Promise<number[]> {
-    if (value === null || value === 0 || value === '') return [];
-    const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',').map((s) => s.trim()) : [value];
     const ids: number[] = [];
-    for (const item of items) if (item !== '' && item !== 0 && item !== null) ids.push(await this.linkedRef('organizer', item, 'organizer'));
+    for (const item of organizerItems(value)) ids.push(await this.linkedRef('organizer', item, 'organizer'));
     return [...new Set(ids)];
   }
 
   private async linkedRef(type: 'venue' | 'organizer', item: unknown, param: string): Promise<number> {
-    let id: number | null = null;
-    if (typeof item === 'number') id = item;
-    else if (typeof item === 'string' && /^\d+$/.test(item)) id = Number(item);
-    else if (item && typeof item === 'object' && 'id' in item && item.id !== undefined) id = Number((item as { id: unknown }).id);
+    const id = linkedIdOf(item);
     if (id !== null) {
       if (!Number.isSafeInteger(id) || (await this.typeOf(id)) !== type) throw invalidParam(param);
       return id;

@@ -36,7 +36,6 @@ function trigramsOf(words: string[]): string[] {
 /** The trigram index query (migration 0008) that finds every post holding all of `grams`. */
 const allOf = (grams: string[]) => grams.map((g) => `"${g.replace(/"/g, '""')}"`).join(' AND ');
 
-
 /** Posts holding a trigram, counted up to this: a trigram held by more narrows too little to be read on its own. */
 const RARE_BELOW = 20_000;
 /** How long a connection trusts a trigram's count: counts only choose what narrows a search, never what matches. */
