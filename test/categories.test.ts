@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertEvent, NS, TestServer, type Credentials } from './helpers/server.js';
+import { withWriteLockHeld, writeWaiting } from './helpers/writeLock.js';
 
 let s: TestServer;
 let author: Credentials;
@@ -245,25 +246,13 @@ describe('a category deleted while an event naming it is written', () => {
 
   /** Runs `deletion` (SQL) while a write sent by `send` waits for the write lock, having read what it names. */
   async function deletedWhileWaiting<T>(send: () => Promise<T>, deletion: string, id: number): Promise<T> {
-    const { default: pg } = await import('pg');
-    const { WRITE_LOCK } = await import('../src/db/postgres/groupCommit.js');
-    const holder = new pg.Client({ connectionString: s.config.databaseUrl! });
-    await holder.connect();
-    try {
-      // every write of every node waits for this lock: the request reads what it names, then waits here
-      await holder.query('SELECT pg_advisory_lock($1)', [WRITE_LOCK]);
-      const answer = send();
-      const deadline = Date.now() + 10_000;
-      while ((await holder.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rowCount === 0) {
-        expect(Date.now()).toBeLessThan(deadline);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+    let answer!: Promise<T>;
+    await withWriteLockHeld(s.config.databaseUrl!, async (holder) => {
+      answer = send();
+      await writeWaiting(holder);
       await holder.query(deletion, [id]);
-      await holder.query('SELECT pg_advisory_unlock($1)', [WRITE_LOCK]);
-      return await answer;
-    } finally {
-      await holder.end();
-    }
+    });
+    return answer;
   }
 
   it.runIf(TestServer.engine === 'postgres')('between the read of its terms and the write lock: written without it, never a 500', async () => {

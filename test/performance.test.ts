@@ -7,7 +7,9 @@ import { CHEAP_READ_CACHE_KIB, LIST_READ_CACHE_KIB, openReadOnly, type Db } from
 import { SqliteEngine } from '../src/db/sqlite/engine.js';
 import { TEST_ENGINE } from './helpers/engines.js';
 import { cleanUp, tempDb } from './helpers/process.js';
-import { lockoutSql, NS, TestServer, type Credentials } from './helpers/server.js';
+import type pg from 'pg';
+import { lockoutSql, NS, TestServer, type Credentials, type RawResponse } from './helpers/server.js';
+import { withWriteLockHeld, writeWaiting } from './helpers/writeLock.js';
 
 /** What the performance work must not change: revocations seen at once, concurrent writes each answered exactly. */
 
@@ -130,6 +132,56 @@ describe('group commit', () => {
     const json = { title: 'Same title', start_date: '2031-08-02 10:00', end_date: '2031-08-02 11:00' };
     const answers = await Promise.all(Array.from({ length: 6 }, () => s.raw('POST', `${NS}/events`, { as: s.admin, json })));
     expect(answers.map((a) => a.body.slug).sort()).toEqual(['same-title', 'same-title-2', 'same-title-3', 'same-title-4', 'same-title-5', 'same-title-6']);
+  });
+  it.runIf(TestServer.engine === 'postgres')('sends the creates of a batch to the database together, with the answers they would get one after another', async () => {
+    const hall = (await s.raw('POST', `${NS}/venues`, { as: s.admin, json: { venue: 'Hall of the batch' } })).body.id as number;
+    const doomed = (await s.raw('POST', `${NS}/venues`, { as: s.admin, json: { venue: 'Hall gone before the batch' } })).body.id as number;
+    const category = (await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name: 'Batched' } })).body.id as number;
+    const at = (title: string, extra: object = {}) => ({ title, start_date: '2031-08-03 10:00', end_date: '2031-08-03 11:00', categories: [category], ...extra });
+    /** Sends `bodies` while a first write holds up the next batch, so that they all queue for it; `meanwhile` runs before it goes. */
+    const oneBatch = (pilot: object, sends: (() => Promise<RawResponse>)[], meanwhile = async (_holder: pg.Client) => {}) =>
+      withWriteLockHeld(s.config.databaseUrl!, async (holder) => {
+        const first = s.raw('POST', `${NS}/events`, { as: s.admin, json: pilot });
+        await writeWaiting(holder);
+        const rest = sends.map((send) => send());
+        await new Promise((r) => setTimeout(r, 500)); // they read what they name, then queue behind the first
+        await meanwhile(holder);
+        return { first, rest };
+      }).then(async ({ first, rest }) => [await first, ...(await Promise.all(rest))]);
+    const create = (json: object) => () => s.raw('POST', `${NS}/events`, { as: s.admin, json });
+
+    // nothing but inserts: stored together
+    const plain = await oneBatch(at('Pilot of the batch'), Array.from({ length: 6 }, (_, i) => create(at(`Together ${i}`, { venue: hall }))));
+    expect(plain.map((a) => a.status)).toEqual(Array(7).fill(201));
+    expect(plain.slice(1).map((a) => [a.body.title, a.body.venue.id])).toEqual(Array.from({ length: 6 }, (_, i) => [`Together ${i}`, hall]));
+
+    // one title twice, a body refused before it reads anything, an update, a venue deleted under the batch
+    const pilot = plain[0]!.body.id as number;
+    const mixed = await oneBatch(at('Second pilot'), [
+      create(at('Twin of the batch')),
+      create(at('Twin of the batch')),
+      create(at('   ')),
+      create(at('Beside the twins', { venue: hall })),
+      () => s.raw('POST', `${NS}/events/${pilot}`, { as: s.admin, json: { title: 'Pilot renamed in the batch' } }),
+      create(at('At a hall that is gone', { venue: doomed })),
+      create(at('After the update')),
+    ], async (holder) => {
+      await holder.query('DELETE FROM posts WHERE id = $1', [doomed]);
+    });
+    expect(mixed.map((a) => [a.status, a.body.code ?? a.body.slug])).toEqual([
+      [201, 'second-pilot'], [201, 'twin-of-the-batch'], [201, 'twin-of-the-batch-2'], [400, 'rest_invalid_param'], [201, 'beside-the-twins'],
+      [200, 'pilot-of-the-batch'], [400, 'rest_invalid_param'], [201, 'after-the-update'],
+    ]);
+    expect([Object.keys(mixed[3]!.body.data.params), Object.keys(mixed[6]!.body.data.params)]).toEqual([['title'], ['venue']]);
+    // what was acknowledged is what is stored, and nothing else
+    const acknowledged = [...plain, ...mixed].filter((a) => a.status === 201).map((a) => a.body.id as number);
+    const stored = await s.sql<{ id: number }>(`SELECT CAST(id AS INTEGER) AS id FROM posts WHERE title LIKE 'Together %' OR title IN
+      ('Pilot renamed in the batch', 'Second pilot', 'Twin of the batch', 'Beside the twins', 'At a hall that is gone', 'After the update') ORDER BY id`);
+    expect(stored.map((r) => r.id)).toEqual(acknowledged.sort((a, b) => a - b));
+    for (const answer of [...plain.slice(1), ...mixed].filter((a) => a.status < 300)) {
+      const now = await s.raw('GET', `${NS}/events/${answer.body.id}`);
+      expect([now.body.title, now.body.venue?.id ?? null]).toEqual([answer.body.title, answer.body.venue?.id ?? null]);
+    }
   });
 });
 

@@ -212,6 +212,16 @@ export interface WriteUnit extends Repositories {
   savepoint<T>(work: () => Promise<T>): Promise<T>;
 }
 
+/** What a write tells the engine about itself, beyond its work. */
+export interface WriteOptions {
+  /**
+   * The write is expected to make one insert (`posts.create`) computed from what was read before it (nothing read
+   * under the write lock): PostgreSQL may then send it together with other such writes of its batch. A write that
+   * does anything else is undone and runs again in turn, so the hint changes what a write costs, never its outcome.
+   */
+  insertOnly?: boolean;
+}
+
 export type EngineKind = 'sqlite' | 'postgres';
 
 export interface Engine {
@@ -233,7 +243,7 @@ export interface Engine {
    * One atomic change, serialised with every other write of every process and node, acknowledged once durable.
    * Writes arriving together share one commit (group commit), each in a savepoint of its own.
    */
-  write<T>(work: (unit: WriteUnit) => Promise<T>): Promise<T>;
+  write<T>(work: (unit: WriteUnit) => Promise<T>, options?: WriteOptions): Promise<T>;
   /** A write no answer depends on (when a password was last used): not a change for the caches. */
   bookkeep<T>(work: (repos: Repositories) => Promise<T>): Promise<T>;
   /**

@@ -23,7 +23,7 @@ export function eventHandlers(posts: PostUnits): Pick<Handlers, EventOps> {
     ({ status: 200 as const, body: await posts.writeAndShow(state, async (s) => s.trash(await s.eventById(await idOf(s, c)), passwordOf(c))) });
 
   return {
-    createEvent: async (c, state) => ({ status: 201 as const, body: await posts.writeEventAndShow(state, c.request.requestBody as EventFields, (s) => s.createEvent(c.request.requestBody as EventFields)) }),
+    createEvent: async (c, state) => ({ status: 201 as const, body: await posts.writeEventAndShow(state, c.request.requestBody as EventFields, (s) => s.createEvent(c.request.requestBody as EventFields), true) }),
     getEvent: get,
     getEventBySlug: get,
     deleteEvent: trash,

@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon';
 import type { components } from '../../generated/api.js';
 import type { Config } from '../config.js';
-import type { Engine, Repositories } from '../db/engine.js';
+import type { Engine, Repositories, WriteOptions } from '../db/engine.js';
 import type { EventRecord, NewRecord, OrganizerRecord, PostBase, PostRecord, PostStatus, PostType, RecordOf, Taxonomy, TermRecord, VenueRecord } from '../db/records.js';
 import { hasCapabilities } from '../domain/capabilities.js';
 import { currencyOf } from '../domain/cost.js';
@@ -98,6 +98,20 @@ function referencesIn(body: EventFields): { terms: number[]; posts: number[] } {
 }
 
 /**
+ * Whether a new event of this body is, under the write lock, nothing but its insert: everything it names by id was
+ * found before the lock, and it names nothing looked up or made then (an inline venue or organizer, a term by name,
+ * an image, an author, a translation). A guess, for the engine (WriteOptions.insertOnly): a create that does more
+ * all the same is run again in turn.
+ */
+function onlyInserts(body: EventFields, named: { terms: number[]; posts: number[] }, known: KnownReferences | undefined): boolean {
+  if (body.translation_of !== undefined || body.author !== undefined || (body.image !== undefined && body.image !== '')) return false;
+  const venues = Array.isArray(body.venue) ? body.venue : body.venue === undefined || body.venue === null || body.venue === 0 || body.venue === '' ? [] : [body.venue];
+  if (![...venues, ...organizerItems(body.organizer ?? null)].every((item) => linkedIdOf(item) !== null)) return false;
+  if (![...(body.categories ?? []), ...(body.tags ?? [])].every((item) => item === '' || isTermId(item))) return false;
+  return named.terms.every((id) => known?.terms.has(id)) && named.posts.every((id) => known?.types.has(id));
+}
+
+/**
  * The units of work of post requests: a PostService for the request inside one engine read, or one write that also
  * builds the answer (the record as the write left it, read in the same transaction) and is acknowledged once durable.
  */
@@ -108,8 +122,8 @@ export class PostUnits {
     return this.engine.read((repos) => work(new PostService(repos, this.config, state)), state.reads);
   }
 
-  write<T>(state: RequestState, work: (s: PostService) => Promise<T>, known?: KnownReferences): Promise<T> {
-    return this.engine.write((unit) => work(new PostService(unit, this.config, state, unit.now, known)));
+  write<T>(state: RequestState, work: (s: PostService) => Promise<T>, known?: KnownReferences, options?: WriteOptions): Promise<T> {
+    return this.engine.write((unit) => work(new PostService(unit, this.config, state, unit.now, known)), options);
   }
 
   /**
@@ -121,10 +135,10 @@ export class PostUnits {
    * write's link to it (a foreign key): the write, undone, runs again, reading them under the lock. What was not
    * found before is looked for again under the lock. A term's taxonomy and a post's type never change.
    */
-  async writeEventAndShow(state: RequestState, body: EventFields, work: (s: PostService) => Promise<PostRecord>): Promise<never> {
+  async writeEventAndShow(state: RequestState, body: EventFields, work: (s: PostService) => Promise<PostRecord>, creates = false): Promise<never> {
     const named = referencesIn(body);
     let record: PostRecord;
-    if (named.terms.length === 0 && named.posts.length === 0) record = await this.write(state, work);
+    if (named.terms.length === 0 && named.posts.length === 0) record = await this.write(state, work, undefined, { insertOnly: creates && onlyInserts(body, named, undefined) });
     else {
       const known = await this.engine.read(async (repos): Promise<KnownReferences> => {
         const [terms, types] = await Promise.all([repos.terms.findMany(named.terms), Promise.all(named.posts.map((id) => repos.posts.typeOf(id)))]);
@@ -134,7 +148,7 @@ export class PostUnits {
         };
       });
       try {
-        record = await this.write(state, work, known);
+        record = await this.write(state, work, known, { insertOnly: creates && onlyInserts(body, named, known) });
       } catch (err) {
         if (!this.engine.missingReference(err)) throw err;
         record = await this.write(state, work);
@@ -569,8 +583,8 @@ export class PostService {
   /** DESIGN §5 #20: ids (unknown ones ignored), slugs or names; an unknown name creates a term when the caller may. */
   private async termsFor(taxonomy: Taxonomy, items: (number | string)[] | undefined, current: EventRecord | null): Promise<number[]> {
     if (items === undefined) {
-      const ids = current?.termIds ?? [];
-      return (await this.repos.terms.findMany(ids)).filter((t) => t.taxonomy === taxonomy).map((t) => t.id);
+      if (!current || current.termIds.length === 0) return [];
+      return (await this.repos.terms.findMany(current.termIds)).filter((t) => t.taxonomy === taxonomy).map((t) => t.id);
     }
     const param = TAXONOMY[taxonomy].route;
     const ids: number[] = [];

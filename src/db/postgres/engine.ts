@@ -1,12 +1,12 @@
 import { DateTime } from 'luxon';
 import type pg from 'pg';
-import type { Engine, Repositories, WriteUnit } from '../engine.js';
+import type { Engine, Repositories, WriteOptions, WriteUnit } from '../engine.js';
 import { ChangeSet, MAX_CHANGES_READ, recordingReads, recordingWrites, type ChangeTracker, type LoggedChange, type ReadSet } from '../changes.js';
 import { CoalescedReader, GenerationTracker, readChanges, utcNowWire } from '../generation.js';
 import { PostgresLockout } from './authFailures.js';
 import { classify, openPool, splitPool, type Queryable } from './connection.js';
 import { ChangeSignal } from './changeSignal.js';
-import { PostgresGroupCommit } from './groupCommit.js';
+import { PostgresGroupCommit, type Attempt, type BatchContext } from './groupCommit.js';
 import { PostgresMedia } from './media.js';
 import { migratePostgres, schemaVersion } from './migrate.js';
 import { NEXT_SCHEDULED, PostgresPosts } from './posts.js';
@@ -155,9 +155,23 @@ export class PostgresEngine implements Engine {
     return this.read(work, reads); // a read holds no connection between statements; list statements have their pool
   }
 
-  write<T>(work: (unit: WriteUnit) => Promise<T>): Promise<T> {
+  write<T>(work: (unit: WriteUnit) => Promise<T>, options: WriteOptions = {}): Promise<T> {
     const changes = new ChangeSet();
-    return this.group.run((client, batch) => work(recordingWrites(unitOf(client, DateTime.fromMillis(batch.nowMs, { zone: 'utc' })), changes)), changes);
+    const nowOf = (batch: BatchContext) => DateTime.fromMillis(batch.nowMs, { zone: 'utc' });
+    const attempt = options.insertOnly
+      ? async (client: pg.PoolClient, batch: BatchContext): Promise<Attempt> => {
+          const attempted = new ChangeSet();
+          const { unit, calls } = tallied(unitOf(client, nowOf(batch)));
+          try {
+            const value = await work(recordingWrites(unit, attempted));
+            return { outcome: { ok: true, value }, changes: attempted, alongside: calls.length === 1 && calls[0] === 'posts.create' };
+          } catch (error) {
+            // refused before it asked the database anything: it would be refused in turn just the same
+            return { outcome: { ok: false, error }, changes: attempted, alongside: calls.length === 0 };
+          }
+        }
+      : undefined;
+    return this.group.run((client, batch) => work(recordingWrites(unitOf(client, nowOf(batch)), changes)), changes, attempt);
   }
 
   async bookkeep<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
@@ -226,6 +240,33 @@ export class PostgresEngine implements Engine {
     await this.group.settled();
     await Promise.all([this.pool.end(), this.lists.end(), this.writes.end(), this.signal.close()]);
   }
+}
+
+/**
+ * A write's unit that notes each call it makes (`posts.create`, and `savepoint` too): what a write attempted beside
+ * others did (see PostgresGroupCommit.run).
+ */
+function tallied(unit: WriteUnit): { unit: WriteUnit; calls: string[] } {
+  const calls: string[] = [];
+  const noted = Object.create(unit) as Record<string, unknown>;
+  for (const name of ['posts', 'terms', 'users', 'media'] as const) {
+    const repository = unit[name] as unknown as Record<string, unknown>;
+    noted[name] = new Proxy(repository, {
+      get(target, method, receiver) {
+        const value = Reflect.get(target, method, receiver) as unknown;
+        if (typeof value !== 'function' || typeof method !== 'string') return value;
+        return (...args: unknown[]) => {
+          calls.push(`${name}.${method}`);
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+  }
+  noted.savepoint = <T>(work: () => Promise<T>) => {
+    calls.push('savepoint');
+    return unit.savepoint(work);
+  };
+  return { unit: noted as unknown as WriteUnit, calls };
 }
 
 /** A write's view: the repositories of its transaction's connection, its time, and nested savepoints. */
