@@ -176,7 +176,7 @@ describe('concurrent writers on two nodes', () => {
 
   it('sync (modified_after) never skips a change committed on another node', async () => {
     const since = (await sql<{ now: string }>(`SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC' - interval '1 second', 'YYYY-MM-DD HH24:MI:SS') AS now`))[0]!.now;
-    const acknowledged = new Map<number, string>();
+    const acknowledged = new Map<number, { title: string; venue: number }>();
     let writing = true;
     const writer = async (node: Almanac, n: number) => {
       for (let i = 0; writing; i++) {
@@ -218,14 +218,18 @@ describe('faults', () => {
   it('a node killed during writes loses nothing it acknowledged and leaves nothing half written', async () => {
     const victim = await Almanac.start(tempDb(), 1, env());
     extra.push(victim);
-    const acknowledged = new Map<number, string>();
+    const acknowledged = new Map<number, { title: string; venue: number }>();
     let stop = false;
+    // half the writers name what exists by id (their creates go to the database together), half make it inline
+    const hall = (await send(b.base, 'POST', `${NS}/venues`, { json: { venue: 'Crash Hall by id' }, as: ADMIN })).body.id as number;
+    const category = (await send(b.base, 'POST', `${NS}/categories`, { json: { name: 'Crash by id' }, as: ADMIN })).body.id as number;
     const writer = async (n: number) => {
       for (let i = 0; !stop; i++) {
         try {
           const title = `Crash ${n}-${i}`;
-          const r = await send(victim.base, 'POST', `${NS}/events`, { json: { ...event(title), venue: { venue: `Crash Hall ${n}` }, categories: ['Crash'] }, as: ADMIN, timeoutMs: 5_000 });
-          if (r.status === 201) acknowledged.set(r.body.id, title);
+          const named = n % 2 === 0 ? { venue: hall, categories: [category] } : { venue: { venue: `Crash Hall ${n}` }, categories: ['Crash'] };
+          const r = await send(victim.base, 'POST', `${NS}/events`, { json: { ...event(title), ...named }, as: ADMIN, timeoutMs: 5_000 });
+          if (r.status === 201) acknowledged.set(r.body.id, { title, venue: n % 2 === 0 ? hall : r.body.venue.id });
         } catch {
           return; // the node is gone
         }
@@ -240,10 +244,10 @@ describe('faults', () => {
     stop = true;
     await Promise.all(writers);
     expect(acknowledged.size).toBeGreaterThan(0);
-    for (const [id, title] of acknowledged) {
+    for (const [id, written] of acknowledged) {
       const got = await send(b.base, 'GET', `${NS}/events/${id}`, { as: ADMIN });
       expect(got.status).toBe(200);
-      expect(got.body.title).toBe(title);
+      expect([got.body.title, got.body.venue.id, got.body.categories.length]).toEqual([written.title, written.venue, 1]);
     }
     // every event post has its event row and every link its record: no write stopped halfway
     expect(await sql(`SELECT id FROM posts p WHERE type = 'event' AND NOT EXISTS (SELECT 1 FROM events e WHERE e.post_id = p.id)`)).toEqual([]);
