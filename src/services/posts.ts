@@ -77,6 +77,12 @@ function organizerItems(value: unknown): unknown[] {
   return items.filter((item) => item !== '' && item !== 0 && item !== null);
 }
 
+/** The items of an event's `venue`: a list, or one item; none for 0, "" or null (or when it is not sent). */
+function venueItems(value: unknown): unknown[] {
+  if (value === undefined || value === null || value === 0 || value === '') return [];
+  return Array.isArray(value) ? value : [value];
+}
+
 /** The id an item of `venue` or `organizer` names (a number, a numeric string, `{id}`); null for an inline record. */
 function linkedIdOf(item: unknown): number | null {
   if (typeof item === 'number') return item;
@@ -90,8 +96,7 @@ function linkedIdOf(item: unknown): number | null {
  * `organizersOf` and `post_parent` read them. Only a shortcut: what is left out here is read under the lock.
  */
 function referencesIn(body: EventFields): { terms: number[]; posts: number[] } {
-  const venues = Array.isArray(body.venue) ? body.venue : [body.venue];
-  const posts = [...venues, ...organizerItems(body.organizer)].map(linkedIdOf);
+  const posts = [...venueItems(body.venue), ...organizerItems(body.organizer)].map(linkedIdOf);
   const terms = [...(body.categories ?? []), ...(body.tags ?? [])].filter(isTermId).map(Number);
   const ids = (list: (number | null | undefined)[]) => [...new Set(list.filter((id): id is number => Number.isSafeInteger(id) && id! > 0))];
   return { terms: ids(terms), posts: ids([...posts, body.post_parent]) };
@@ -105,8 +110,7 @@ function referencesIn(body: EventFields): { terms: number[]; posts: number[] } {
  */
 function onlyInserts(body: EventFields, named: { terms: number[]; posts: number[] }, known: KnownReferences | undefined): boolean {
   if (body.translation_of !== undefined || body.author !== undefined || (body.image !== undefined && body.image !== '')) return false;
-  const venues = Array.isArray(body.venue) ? body.venue : body.venue === undefined || body.venue === null || body.venue === 0 || body.venue === '' ? [] : [body.venue];
-  if (![...venues, ...organizerItems(body.organizer ?? null)].every((item) => linkedIdOf(item) !== null)) return false;
+  if (![...venueItems(body.venue), ...organizerItems(body.organizer ?? null)].every((item) => linkedIdOf(item) !== null)) return false;
   if (![...(body.categories ?? []), ...(body.tags ?? [])].every((item) => item === '' || isTermId(item))) return false;
   return named.terms.every((id) => known?.terms.has(id)) && named.posts.every((id) => known?.types.has(id));
 }
@@ -131,14 +135,16 @@ export class PostUnits {
    * before the write takes the write lock, so that under it the write runs little but its own insert or update. On
    * PostgreSQL every statement under the lock is a round trip that the rest of the batch waits for: `POST /events`
    * with a category went from 598–610 to 672–678 writes/s by hand, with a category, a venue and two organizers from
-   * 432–441 to 549–554. A record or term deleted in between fails the
-   * write's link to it (a foreign key): the write, undone, runs again, reading them under the lock. What was not
-   * found before is looked for again under the lock. A term's taxonomy and a post's type never change.
+   * 432–441 to 549–554. A record or term deleted in between fails the write's link to it (a foreign key): the
+   * write, undone, runs again, reading them under the lock. What was not found before is looked for again under the
+   * lock. A term's taxonomy and a post's type never change. `creates`: the write makes a new event, which may then be
+   * nothing but its insert under the lock (`onlyInserts`; see WriteOptions.insertOnly).
    */
   async writeEventAndShow(state: RequestState, body: EventFields, work: (s: PostService) => Promise<PostRecord>, creates = false): Promise<never> {
     const named = referencesIn(body);
+    const options = (known?: KnownReferences): WriteOptions => ({ insertOnly: creates && onlyInserts(body, named, known) });
     let record: PostRecord;
-    if (named.terms.length === 0 && named.posts.length === 0) record = await this.write(state, work, undefined, { insertOnly: creates && onlyInserts(body, named, undefined) });
+    if (named.terms.length === 0 && named.posts.length === 0) record = await this.write(state, work, undefined, options());
     else {
       const known = await this.engine.read(async (repos): Promise<KnownReferences> => {
         const [terms, types] = await Promise.all([repos.terms.findMany(named.terms), Promise.all(named.posts.map((id) => repos.posts.typeOf(id)))]);
@@ -148,7 +154,7 @@ export class PostUnits {
         };
       });
       try {
-        record = await this.write(state, work, known, { insertOnly: creates && onlyInserts(body, named, known) });
+        record = await this.write(state, work, known, options(known));
       } catch (err) {
         if (!this.engine.missingReference(err)) throw err;
         record = await this.write(state, work);
@@ -179,7 +185,8 @@ export class PostService {
 
   /**
    * `now`: the request's time; in a write, when the write lock was taken (modification times follow commits).
-   * `known`: terms read before the write lock was taken (see PostUnits.writeEventAndShow).
+   * `known`: the terms and post types the write names, read before the write lock was taken (see
+   * PostUnits.writeEventAndShow).
    */
   constructor(
     private readonly repos: Repositories, private readonly config: Config, private readonly state: RequestState, readonly now: DateTime = DateTime.utc(),

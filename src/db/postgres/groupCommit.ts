@@ -128,9 +128,7 @@ export class PostgresGroupCommit {
         if (alone || last) return;
         // held back until the next write's first statement joins it: one write to the socket, one wake-up of the
         // backend (the end of the turn sends it alone if that write asks for nothing)
-        const socket = socketOf(client);
-        socket.cork();
-        setImmediate(() => socket.uncork());
+        heldToTurnEnd(client);
         // settled into its error (if any) at once: a rejection nobody awaits yet must not reach the process
         savepoint = client.query('RELEASE SAVEPOINT unit; SAVEPOINT unit').then(() => null, (err: unknown) => err ?? new Error('savepoint failed'));
       };
@@ -201,9 +199,7 @@ export class PostgresGroupCommit {
    * them to run one after another. A lost connection or a full disk throws, as in any write.
    */
   private async alongside(client: pg.PoolClient, context: BatchContext, writes: Pending[], savepointTaken: () => Promise<void>): Promise<Attempt[] | null> {
-    const socket = socketOf(client);
-    socket.cork();
-    setImmediate(() => socket.uncork());
+    heldToTurnEnd(client);
     const settled = await Promise.all(writes.map((w) => w.attempt!(client, context).catch((error: unknown): Attempt => ({ outcome: { ok: false, error }, changes: new ChangeSet(), alongside: false }))));
     await savepointTaken();
     for (const attempt of settled) {
@@ -215,6 +211,13 @@ export class PostgresGroupCommit {
     await client.query('ROLLBACK TO SAVEPOINT unit');
     return null;
   }
+}
+
+/** Holds what the connection sends until the end of this turn of the event loop: it then leaves in one write. */
+function heldToTurnEnd(client: pg.PoolClient): void {
+  const socket = socketOf(client);
+  socket.cork();
+  setImmediate(() => socket.uncork());
 }
 
 /** How many writes from `start` on may run beside one another (`run`'s `attempt`). */
