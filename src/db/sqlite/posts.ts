@@ -239,6 +239,7 @@ export class SqlitePosts implements PostsRepository {
     if (ids.length === 0) return out;
     const json = JSON.stringify([...new Set(ids)]);
     const rows = this.stmts.rows[type]({ ids: json });
+    if (rows.length === 0) return out; // no event, no links to read (an id that names nothing: a 404)
     if (type === 'event') {
       const organizers = new Map<number, number[]>();
       for (const r of this.stmts.organizersOf.all({ ids: json })) organizers.set(r.event_id, [...(organizers.get(r.event_id) ?? []), r.organizer_id]);
