@@ -309,6 +309,39 @@ const WIRE_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 const nextDay = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 
 /**
+ * The window of a list whose total the day totals can give (see summedTotal): a public list of published events,
+ * bounded below by its start and above by its start or end, in stored times. Null otherwise.
+ */
+function summableWindow(q: EventListQuery): { lower: string; upper: string } | null {
+  if (q.viewer.kind !== 'public' || q.statuses.length !== 1 || q.statuses[0] !== 'publish') return null;
+  if (q.bounds.some((b) => !WIRE_TIME.test(b.value) || (b.column === 'end' && (b.op === '>=' || b.op === '>')))) return null;
+  const lower = q.bounds.filter((b) => b.column === 'start' && (b.op === '>=' || b.op === '>')).map((b) => b.value).sort().at(-1);
+  // every event ends at or after its start: an upper bound on its end bounds its start too
+  const upper = q.bounds.filter((b) => b.op === '<=' || b.op === '<').map((b) => b.value).sort()[0];
+  return lower === undefined || upper === undefined ? null : { lower, upper };
+}
+
+/** Rows into a list a page may end and still count as bounded (see boundedEventList). */
+const BOUNDED_LIST_ROWS = 200;
+/** Days a bounded list's window may span: its total reads the day totals of the window one by one. */
+const BOUNDED_LIST_DAYS = 1_100;
+/** What an event list filtered by its dates alone sets (any other field is a filter, or a search). */
+const DATES_ONLY: ReadonlySet<string> = new Set<keyof EventListQuery>(['lang', 'nowUtc', 'statuses', 'viewer', 'access', 'bounds', 'limit', 'offset']);
+
+/**
+ * Whether an event list costs little whatever the calendar's size: filtered by its dates alone, for the public, its
+ * total summed from the day totals of a window of at most three years (or counted in a window under two days), its
+ * page near the start of the list. The default GET /events is one. The SQLite engine reads such a list on the
+ * request's own connection rather than in a read thread: the thread's round trip cost more than the list.
+ */
+export function boundedEventList(q: EventListQuery): boolean {
+  if (q.offset + q.limit > BOUNDED_LIST_ROWS) return false;
+  for (const [key, value] of Object.entries(q)) if (value !== undefined && !DATES_ONLY.has(key)) return false;
+  const window = summableWindow(q);
+  return window !== null && Date.parse(`${window.upper.slice(0, 10)}T00:00:00Z`) - Date.parse(`${window.lower.slice(0, 10)}T00:00:00Z`) <= BOUNDED_LIST_DAYS * 86_400_000;
+}
+
+/**
  * The total of a public event list bounded by dates alone (the default list, a month's view), from the day totals
  * (`event_days`, migration 0014: listed events per language and day of their start, published or scheduled): the
  * window's inside days summed, its first and last day counted event by event, less the events of the inside days
@@ -318,12 +351,9 @@ const nextDay = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) + 86_40
  * their dates alone.
  */
 function summedTotal(q: EventListQuery, listed: string[], params: Params, dialect: SqlDialect): string | null {
-  if (q.viewer.kind !== 'public' || q.statuses.length !== 1 || q.statuses[0] !== 'publish') return null;
-  if (q.bounds.some((b) => !WIRE_TIME.test(b.value) || (b.column === 'end' && (b.op === '>=' || b.op === '>')))) return null;
-  const lower = q.bounds.filter((b) => b.column === 'start' && (b.op === '>=' || b.op === '>')).map((b) => b.value).sort().at(-1);
-  // every event ends at or after its start: an upper bound on its end bounds its start too
-  const upper = q.bounds.filter((b) => b.op === '<=' || b.op === '<').map((b) => b.value).sort()[0];
-  if (lower === undefined || upper === undefined) return null;
+  const window = summableWindow(q);
+  if (window === null) return null;
+  const { lower, upper } = window;
   const insideFrom = nextDay(lower.slice(0, 10));
   const insideTo = upper.slice(0, 10);
   if (insideFrom >= insideTo) return null; // no whole day inside: the events are few
