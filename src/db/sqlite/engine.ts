@@ -150,7 +150,7 @@ export class SqliteEngine implements Engine {
     const nextScheduled = nextScheduledOf(this.probe);
     const termCounts = this.probe.prepare<{ ids: string; now: string }, { seq: number | null; counts: string }>(
       `SELECT (SELECT MAX(seq) FROM change_log) AS seq,
-        (SELECT json_group_array(json_array(t.id, ${COUNT})) FROM terms t WHERE t.id IN (SELECT value FROM json_each(@ids))) AS counts`,
+        (SELECT json_group_array(json_array(t.id, ${COUNT})) FROM json_each(@ids) j CROSS JOIN terms t ON t.id = j.value) AS counts`,
     );
     this.termCountsOf = (ids) => {
       const row = termCounts.get({ ids: JSON.stringify(ids), now: utcNowWire() })!;

@@ -35,12 +35,13 @@ export class SqliteTerms implements TermsRepository {
     this.cache = new StatementCache(db);
     this.stmts = {
       byId: db.prepare<{ id: number; now: string }, TermRow>(`SELECT t.*, ${COUNT} AS count FROM terms t WHERE t.id = @id`),
-      byIds: db.prepare<{ ids: string; now: string }, TermRow>(`SELECT t.*, ${COUNT} AS count FROM terms t WHERE t.id IN (SELECT value FROM json_each(@ids))`),
+      // from the ids to the terms, in the order asked (`t.id IN (SELECT value FROM json_each(@ids))` scanned every term)
+      byIds: db.prepare<{ ids: string; now: string }, TermRow>(`SELECT t.*, ${COUNT} AS count FROM json_each(@ids) j CROSS JOIN terms t ON t.id = j.value`),
       // the terms asked for, and for those in another language the terms of their translation groups in this one
       // (unique per group): the second part stops at each asked term already in the language, and reads the tables
       // in the order written (CROSS JOIN), so it never scans the terms. One statement of the asked ids joined to
       // their groups' members cost 47 µs for twelve terms in their own language, this one 26.
-      // from the ids to the terms (the planner read every term for `t.id IN (SELECT value FROM json_each(@ids))`)
+      // from the ids to the terms, as byIds
       withTranslations: db.prepare<{ ids: string; lang: string; now: string }, TermRow>(`SELECT t.*, ${COUNT} AS count FROM json_each(@ids) j CROSS JOIN terms t ON t.id = j.value
         UNION ALL
         SELECT t.*, ${COUNT} AS count FROM json_each(@ids) j CROSS JOIN terms a ON a.id = j.value AND a.lang <> @lang
