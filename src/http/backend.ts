@@ -137,7 +137,7 @@ export async function createBackend(handlers: Handlers, options: { validateRespo
     if (!op) return null;
     const m = meta.get(op.operationId!)!;
     if (m.integerPathParams.length > 0) {
-      const values = pathValues(op.path, path); // the path decodes: route resolution refused it otherwise
+      const values = pathValues(op.path, path); // the path decodes (route resolution refused it otherwise), no trailing slash
       if (m.integerPathParams.some((name) => !/^\d+$/.test(values[name] ?? ''))) return null;
     }
     return m;
@@ -181,14 +181,13 @@ function compileRoutes(api: OpenAPIBackend): void {
  * anything else goes to the router's own parse. The router's parse compiles the operation's path template into a
  * matcher, serialises the query object into a string it does not use and deep-clones it, and copies the headers
  * through lodash and parses an empty cookie header, on every call: a fifth of a 404's CPU. Here the matchers are
- * compiled once per path template and the result is the same (test/requestParse.test.ts compares both): 0.6-1.5 µs
+ * compiled once per path template (pathValues) and the result is the same (test/requestParse.test.ts compares both): 0.6-1.5 µs
  * a parse instead of 10-12.
  */
 export function parseDispatched(
   api: OpenAPIBackend,
   routerParse: (req: Request, operation?: Operation) => ParsedRequest = (req, operation) => OpenAPIRouter.prototype.parseRequest.call(api.router, req, operation),
 ): (req: Request, operation?: Operation) => ParsedRequest {
-  const matchers = new Map<string, (path: string) => Record<string, string>>();
   const plainQuery = new WeakMap<object, boolean>();
   const hasPlainQuery = (operation: Operation): boolean => {
     let plain = plainQuery.get(operation);
@@ -201,20 +200,14 @@ export function parseDispatched(
   };
   return (req, operation) => {
     const headers = req.headers as Record<string, string | string[] | undefined>;
-    const shapedByDispatch = typeof req.query === 'object' && (req.body === undefined || typeof req.body === 'object') &&
-      !Object.keys(headers).some((name) => name.toLowerCase() === 'cookie');
+    const lowered: Record<string, string | string[] | undefined> = {};
+    for (const name of Object.keys(headers)) lowered[name.toLowerCase()] = headers[name];
+    const shapedByDispatch = typeof req.query === 'object' && (req.body === undefined || typeof req.body === 'object') && !('cookie' in lowered);
     if (!shapedByDispatch || (operation && !hasPlainQuery(operation))) return routerParse(req, operation);
     let path = req.path?.trim() || '';
     if (!path.startsWith('/')) path = `/${path}`;
     path = path.split('?')[0]!;
-    let params: Record<string, string> = {};
-    if (operation) {
-      let match = matchers.get(operation.path);
-      if (!match) matchers.set(operation.path, (match = pathMatcher(operation.path)));
-      params = match(api.router.normalizePath(path));
-    }
-    const lowered: Record<string, string | string[] | undefined> = {};
-    for (const name of Object.keys(headers)) lowered[name.toLowerCase()] = headers[name];
+    const params = operation ? pathValues(operation.path, api.router.normalizePath(path)) : {};
     // a literal, not `{ ...req, params, … }`: on Node 20 a spread followed by new keys cost 3 µs here
     const parsed: ParsedRequest = {
       method: req.method.trim().toLowerCase(),
@@ -231,17 +224,27 @@ export function parseDispatched(
   };
 }
 
-/** The path parameters of a template read from a path, as openapi-backend's router reads them (bath): decoded, {} when it does not match. */
-function pathMatcher(template: string): (path: string) => Record<string, string> {
-  const names = template.match(/\{[A-Za-z0-9_-]+\}/g)?.map((n) => n.slice(1, -1)) ?? [];
-  const pattern = new RegExp('^' + template.replace(/\{[A-Za-z0-9_-]+\}/g, '([^\\/]*)') + '$');
-  return (path) => {
-    const m = pattern.exec(path);
-    if (!m) return {};
-    const values: Record<string, string> = {};
-    names.forEach((name, i) => (values[name] = decodeURIComponent(m[i + 1]!)));
-    return values;
-  };
+const templateMatchers = new Map<string, (path: string) => Record<string, string>>();
+
+/**
+ * The path parameters of a template read from a path, as openapi-backend's router reads them (bath): decoded, {} when
+ * it does not match. Compiled once per template.
+ */
+function pathValues(template: string, path: string): Record<string, string> {
+  let match = templateMatchers.get(template);
+  if (!match) {
+    const names = template.match(/\{[A-Za-z0-9_-]+\}/g)?.map((n) => n.slice(1, -1)) ?? [];
+    const pattern = new RegExp('^' + template.replace(/\{[A-Za-z0-9_-]+\}/g, '([^\\/]*)') + '$');
+    match = (p) => {
+      const m = pattern.exec(p);
+      if (!m) return {};
+      const values: Record<string, string> = {};
+      names.forEach((name, i) => (values[name] = decodeURIComponent(m[i + 1]!)));
+      return values;
+    };
+    templateMatchers.set(template, match);
+  }
+  return match(path);
 }
 
 /** A deep copy of parsed query data (objects, arrays, strings): validation coerces the copy in place. */
@@ -254,20 +257,6 @@ function plainCopy(value: unknown): unknown {
 }
 
 export type ResponseSink = (reply: { status: number; body: unknown; headers?: Record<string, string> }) => void;
-
-const pathPatterns = new Map<string, { re: RegExp; names: string[] }>();
-
-function pathValues(template: string, path: string): Record<string, string> {
-  let compiled = pathPatterns.get(template);
-  if (!compiled) {
-    const names: string[] = [];
-    const re = new RegExp('^' + template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, (_, n: string) => (names.push(n), '([^/]*)')) + '/?$', 'i');
-    pathPatterns.set(template, (compiled = { re, names }));
-  }
-  const { re, names } = compiled;
-  const m = re.exec(path);
-  return Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m?.[i + 1] ?? '')]));
-}
 
 function describeOperation(op: Operation): OperationMeta {
   const params = (op.parameters ?? []) as { name: string; in: string; schema?: SchemaNode }[];
