@@ -40,6 +40,8 @@ export class SqliteLockout implements LockoutStore {
   private readonly dataVersion: () => number;
   /** The file's `data_version` as last observed: it moves with other processes' commits. */
   private observed = 0;
+  /** A reading of the data's generation began since `observed` was read: read it again before it is used. */
+  private stale = false;
   /** Writes of this process that may have changed a count (they do not move its own connection's `data_version`). */
   private written = 0;
   /** Rows this process added since it last pruned. */
@@ -108,12 +110,20 @@ export class SqliteLockout implements LockoutStore {
    * as the last `observe` (other processes) and this process's own writes since tell.
    */
   generation(): string {
+    if (this.stale) {
+      this.stale = false;
+      this.observed = this.dataVersion();
+    }
     return `${this.observed}.${this.written}`;
   }
 
-  /** Reads whether other processes wrote: the engine calls it with every reading of the data's generation. */
+  /**
+   * The engine calls it with every reading of the data's generation: what other processes wrote until then is read
+   * when the counts' generation is next asked for, no earlier than the reading. Only requests with credentials ask,
+   * so anonymous ones (most, and every cached answer's) do not pay for the file's `data_version`.
+   */
   observe(): void {
-    this.observed = this.dataVersion();
+    this.stale = true;
   }
 
   async close(): Promise<void> {
