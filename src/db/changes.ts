@@ -367,23 +367,37 @@ export function recordingReads(repos: Repositories, reads: ReadSet): Repositorie
   return { posts: view('posts'), terms: view('terms'), users: view('users'), media: view('media') } as unknown as Repositories;
 }
 
-/** The repositories of a write, recording what each call changes into `changes`. */
-export function recordingWrites<R extends Repositories>(repos: R, changes: ChangeSet): R {
-  const wrapped = Object.create(repos) as Record<string, unknown>;
-  for (const name of Object.keys(RULES) as RepoName[]) {
-    const target = repos[name] as unknown as Record<string, Method>;
-    const view = Object.create(target) as Record<string, Method>;
-    for (const [method, rule] of Object.entries(RULES[name] as Record<string, Rule<Method, Repositories>>)) {
-      if ('reads' in rule) continue;
-      view[method] = async (...args: never[]) => {
-        if (rule.before) changes.add(await rule.before(args as never, repos));
-        const result = await target[method]!(...args);
-        if (rule.after) changes.add(await rule.after(args as never, result as never, repos));
-        return result;
-      };
-    }
-    wrapped[name] = view;
+/** A recording view of one repository in a write: the repository it calls, the write's own repositories (what the rules read), and where the changes go. */
+interface WriteView {
+  target: Record<string, Method>;
+  repos: Repositories;
+  changes: ChangeSet;
+}
+
+/**
+ * The methods of each repository's recording view in a write, built once (as READ_VIEWS): a write then costs one
+ * small object per repository, not a closure per method on a fresh object whose prototype is the repository.
+ */
+const WRITE_VIEWS = Object.fromEntries((Object.keys(RULES) as RepoName[]).map((name) => {
+  const methods: Record<string, (this: WriteView, ...args: never[]) => Promise<unknown>> = {};
+  for (const [method, rule] of Object.entries(RULES[name] as Record<string, Rule<Method, Repositories>>)) {
+    methods[method] = 'reads' in rule
+      ? function (this: WriteView, ...args: never[]) {
+          return this.target[method]!(...args);
+        }
+      : async function (this: WriteView, ...args: never[]) {
+          if (rule.before) this.changes.add(await rule.before(args as never, this.repos));
+          const result = await this.target[method]!(...args);
+          if (rule.after) this.changes.add(await rule.after(args as never, result as never, this.repos));
+          return result;
+        };
   }
-  return wrapped as unknown as R;
+  return [name, methods];
+})) as Record<RepoName, object>;
+
+/** The repositories of a write, recording what each call changes into `changes` (the unit's other members as they are). */
+export function recordingWrites<R extends Repositories>(repos: R, changes: ChangeSet): R {
+  const view = (name: RepoName) => Object.assign(Object.create(WRITE_VIEWS[name]) as object, { target: repos[name], repos, changes });
+  return Object.assign({}, repos, { posts: view('posts'), terms: view('terms'), users: view('users'), media: view('media') }) as unknown as R;
 }
 

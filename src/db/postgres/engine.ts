@@ -248,7 +248,7 @@ export class PostgresEngine implements Engine {
  */
 function tallied(unit: WriteUnit): { unit: WriteUnit; calls: string[] } {
   const calls: string[] = [];
-  const noted = Object.create(unit) as Record<string, unknown>;
+  const noted = Object.assign({}, unit) as unknown as Record<string, unknown>; // own members: recordingWrites copies them
   for (const name of ['posts', 'terms', 'users', 'media'] as const) {
     const repository = unit[name] as unknown as Record<string, unknown>;
     noted[name] = new Proxy(repository, {
