@@ -161,7 +161,8 @@ export class SqliteEngine implements Engine {
     let seenVersion = -1;
     let seq = 0;
     // one reading per turn of the event loop serves every request that arrived in it (see CoalescedReader): read per
-    // request, this and the lock-out file's were 8 % of the 95/5 mix's CPU
+    // request, this and the lock-out file's were 8 % of the 95/5 mix's CPU (the lock-out's is read after it, by the
+    // first request with credentials: SqliteLockout.observe)
     this.readings = new CoalescedReader(async () => {
       this.lockout.observe();
       const version = dataVersion.get()!;
