@@ -234,7 +234,9 @@ function pathValues(template: string, path: string): Record<string, string> {
   let match = templateMatchers.get(template);
   if (!match) {
     const names = template.match(/\{[A-Za-z0-9_-]+\}/g)?.map((n) => n.slice(1, -1)) ?? [];
-    const pattern = new RegExp('^' + template.replace(/\{[A-Za-z0-9_-]+\}/g, '([^\\/]*)') + '$');
+    // the template's own characters literally (a `.` in a path matches only a dot), each parameter one segment
+    const literal = template.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+    const pattern = new RegExp('^' + literal.replace(/\{[A-Za-z0-9_-]+\}/g, '([^\\/]*)') + '$');
     match = (p) => {
       const m = pattern.exec(p);
       if (!m) return {};
