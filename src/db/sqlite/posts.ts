@@ -159,16 +159,15 @@ export class SqlitePosts implements PostsRepository {
       idBySlug: db.prepare<[string, string, string], { id: number }>('SELECT id FROM posts WHERE type = ? AND lang = ? AND slug = ?'),
       numberedSlugs: db.prepare<[string, string, string, string], { id: number; slug: string }>('SELECT id, slug FROM posts WHERE type = ? AND lang = ? AND slug >= ? AND slug < ?'),
       rows: {
-        event: objectRows(db.prepare<[{ ids: string }], Row>('SELECT d.*, p.* FROM posts p JOIN events d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))')),
+        // an event's organizers (in their order) and terms with its row: one statement instead of three took a read
+        // by id's rows from 47 to 31 µs, and 50 events' from 1.4 to 1.1-1.3 ms (by hand, 100,000 events)
+        event: objectRows(db.prepare<[{ ids: string }], Row>(`SELECT d.*, p.*,
+          (SELECT json_group_array(organizer_id) FROM (SELECT organizer_id FROM event_organizers WHERE event_id = p.id ORDER BY position)) AS organizer_ids,
+          (SELECT json_group_array(term_id) FROM event_terms WHERE event_id = p.id) AS term_ids
+          FROM posts p JOIN events d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))`)),
         venue: objectRows(db.prepare<[{ ids: string }], Row>('SELECT * FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))')),
         organizer: objectRows(db.prepare<[{ ids: string }], Row>('SELECT * FROM posts p JOIN organizers d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))')),
       },
-      organizersOf: db.prepare<{ ids: string }, { event_id: number; organizer_id: number }>(
-        'SELECT event_id, organizer_id FROM event_organizers WHERE event_id IN (SELECT value FROM json_each(@ids)) ORDER BY event_id, position',
-      ),
-      termsOf: db.prepare<{ ids: string }, { event_id: number; term_id: number }>(
-        'SELECT event_id, term_id FROM event_terms WHERE event_id IN (SELECT value FROM json_each(@ids))',
-      ),
       // AUTOINCREMENT: the new id is the sequence + 1, so a record starting its own translation group names it at once
       insertPost: db.prepare(`INSERT INTO posts (${POST_COLUMNS.join(', ')}, translation_group) VALUES (${POST_COLUMNS.map((c) => '@' + c).join(', ')},
         COALESCE(@translation_group, (SELECT seq FROM sqlite_sequence WHERE name = 'posts'), 0) + (@translation_group IS NULL))`),
@@ -240,13 +239,8 @@ export class SqlitePosts implements PostsRepository {
     if (ids.length === 0) return out;
     const json = JSON.stringify([...new Set(ids)]);
     const rows = this.stmts.rows[type]({ ids: json });
-    if (rows.length === 0) return out; // no event, no links to read (an id that names nothing: a 404)
     if (type === 'event') {
-      const organizers = new Map<number, number[]>();
-      for (const r of this.stmts.organizersOf.all({ ids: json })) organizers.set(r.event_id, [...(organizers.get(r.event_id) ?? []), r.organizer_id]);
-      const terms = new Map<number, number[]>();
-      for (const r of this.stmts.termsOf.all({ ids: json })) terms.set(r.event_id, [...(terms.get(r.event_id) ?? []), r.term_id]);
-      for (const r of rows) out.set(r.id as number, eventFromRow(r, organizers.get(r.id as number) ?? [], terms.get(r.id as number) ?? []) as RecordOf<T>);
+      for (const r of rows) out.set(r.id as number, eventFromRow(r, JSON.parse(r.organizer_ids as string) as number[], JSON.parse(r.term_ids as string) as number[]) as RecordOf<T>);
     } else {
       for (const r of rows) out.set(r.id as number, (type === 'venue' ? venueFromRow(r) : organizerFromRow(r)) as RecordOf<T>);
     }
