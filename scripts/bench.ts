@@ -68,9 +68,9 @@ const warmup = Number(values.warmup);
 const connections = Number(values.connections);
 /** Alternating rounds of anonymous and authenticated GET by id (their medians are compared). */
 const rounds = Math.max(1, Number(values.rounds));
-/** Growth runs are shorter and alternate between the two sizes, so drift in the machine's load hits both alike. */
 /** The 95/5 read/write mix: measured in rounds, as the reads by id are (see `--rounds`). */
 const MIX = '95/5 read/write mix';
+/** Growth runs are shorter and alternate between the two sizes, so drift in the machine's load hits both alike. */
 const GROWTH = { small: 10_000, large: 1_000_000, duration: 5, warmup: 1, rounds: 2 };
 /** The rounds of one against two workers are shorter too (they alternate, so drift hits both alike). */
 const SCALING = { duration: 5, warmup: 1 };
