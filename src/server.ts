@@ -7,6 +7,7 @@ import { storageFault } from './db/faults.js';
 import { DatabaseUnavailable } from './errors.js';
 import { ensureBootstrapAdmin } from './domain/passwords.js';
 import { createLogger, type Logger } from './log.js';
+import { limitHeapGrowth } from './memory.js';
 
 /** A raw answer in WordPress's error shape, for what Node's parser handles before any request reaches the app. */
 function errorAnswer(status: number, code: string, message: string): string {
@@ -111,6 +112,7 @@ async function bootstrap(engine: Engine, config: Config, log: Logger): Promise<v
 
 /** Serves Almanac on the configured address; stops cleanly on SIGTERM/SIGINT (requests in flight finish first). */
 export async function serve(config: Config, options: { prepared?: boolean } = {}): Promise<Server> {
+  limitHeapGrowth();
   const log = createLogger(config.logLevel);
   if (!options.prepared) await prepareDatabase(config, log);
   const engine = await openEngine(config);
