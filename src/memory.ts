@@ -5,10 +5,10 @@ import { setFlagsFromString } from 'node:v8';
  * `--heap-growing-percent`; it reads the flag at each collection, so setting it once the process runs takes effect).
  * Left to itself V8 grows the heap up to four times what stays alive: a server's requests leave much short-lived
  * garbage behind (a list answer's rows, views and JSON), and at a million events the main thread's heap stood at
- * 122–130 MB with 36–56 MB alive, its peak RSS at 257 MB as served and 294 MB with the cache off. Growing by half
- * instead, the heap stayed under 100 MB and the peaks were 234 and 235 MB, with the same CPU per request (by hand,
- * alternating runs: a read by id with the cache off 884–960 µs against 947–988, the default list 5,455–5,500 against
- * 5,694–5,828). Read threads share the setting: V8's flags belong to the process.
+ * 122–130 MB while 25–40 MB survived a full collection, its peak RSS at 257 MB as served and 294 MB with the cache
+ * off. Growing by half instead, the heap stayed under 100 MB and the peaks were 234 and 235 MB, with the same CPU per
+ * request (by hand on 100,000 events, alternating runs: a read by id with the cache off 884–960 µs against 947–988,
+ * the default list 5,455–5,500 against 5,694–5,828). Read threads share the setting: V8's flags belong to the process.
  */
 export const HEAP_GROWING_PERCENT = 50;
 
