@@ -12,8 +12,15 @@ import { setFlagsFromString } from 'node:v8';
  */
 export const HEAP_GROWING_PERCENT = 50;
 
-/** Sets HEAP_GROWING_PERCENT, unless the process was started with a value of its own (`node --heap-growing-percent=…`). */
-export function limitHeapGrowth(execArgv: readonly string[] = process.execArgv): void {
-  if (execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))) return;
+const OWN_SETTING = /^--heap[-_]growing[-_]percent(?:=(\d+))?$/;
+
+/**
+ * Sets HEAP_GROWING_PERCENT, unless the process was started with a value of its own (`node --heap-growing-percent=…`).
+ * Returns the share in effect (for the start-up log line), or null when the process's own option gave none readable.
+ */
+export function limitHeapGrowth(execArgv: readonly string[] = process.execArgv): number | null {
+  const own = execArgv.map((arg) => OWN_SETTING.exec(arg)).find((m) => m !== null);
+  if (own) return own[1] === undefined ? null : Number(own[1]);
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  return HEAP_GROWING_PERCENT;
 }

@@ -112,7 +112,7 @@ async function bootstrap(engine: Engine, config: Config, log: Logger): Promise<v
 
 /** Serves Almanac on the configured address; stops cleanly on SIGTERM/SIGINT (requests in flight finish first). */
 export async function serve(config: Config, options: { prepared?: boolean } = {}): Promise<Server> {
-  limitHeapGrowth();
+  const heapGrowingPercent = limitHeapGrowth();
   const log = createLogger(config.logLevel);
   if (!options.prepared) await prepareDatabase(config, log);
   const engine = await openEngine(config);
@@ -124,7 +124,7 @@ export async function serve(config: Config, options: { prepared?: boolean } = {}
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  log.info('almanac listening', { url: `http://${config.host}:${port}/wp-json/tribe/events/v1`, db: describeDatabase(config), engine: engine.kind, pid: process.pid });
+  log.info('almanac listening', { url: `http://${config.host}:${port}/wp-json/tribe/events/v1`, db: describeDatabase(config), engine: engine.kind, pid: process.pid, heapGrowingPercent });
 
   let stopping = false;
   const stop = (signal: string) => {

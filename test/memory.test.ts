@@ -1,8 +1,11 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../src/paths.js';
+import { Almanac, cleanUp, tempDb } from './helpers/process.js';
+
+afterAll(cleanUp);
 
 const MEMORY = pathToFileURL(join(projectRoot, 'dist', 'src', 'memory.js')).href;
 
@@ -38,5 +41,28 @@ describe('a serving process', () => {
     // V8's default lets this heap grow to about 130 MB over 30-45 MB alive; growing by half, it stays under 80 MB
     expect(limited).toBeLessThan(unlimited * 0.75);
     expect(operatorsOwn).toBeGreaterThan(limited * 1.3);
+  });
+
+  it('sets it when it starts, and says so in the line that says it listens; a Node option of its own wins', async () => {
+    const server = await Almanac.start(tempDb());
+    expect((await server.waitForLog((l) => l.msg === 'almanac listening')).heapGrowingPercent).toBe(50);
+    await server.stop();
+
+    const own = spawn(process.execPath, ['--heap-growing-percent=80', join(projectRoot, 'dist', 'src', 'main.js')], {
+      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ALMANAC_DB: tempDb(), ALMANAC_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let log = '';
+    const listening = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      own.stderr!.on('data', (chunk: Buffer) => {
+        log += chunk.toString();
+        const line = log.split('\n').find((l) => l.includes('"almanac listening"'));
+        if (line) resolve(JSON.parse(line) as Record<string, unknown>);
+      });
+      own.once('exit', (code) => reject(new Error(`exited early (${code}): ${log}`)));
+    });
+    own.kill('SIGTERM');
+    await new Promise((stopped) => own.once('exit', stopped));
+    expect(listening.heapGrowingPercent).toBe(80);
   });
 });
