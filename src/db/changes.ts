@@ -22,7 +22,7 @@
  * the table is typed over the repository interface, so a new method does not compile until it says what it reads
  * or changes.
  */
-import type { MediaRepository, PostsRepository, Repositories, TermsRepository, UsersRepository, ViewLinks, ViewLinksQuery } from './engine.js';
+import { viewLinksQuery, type MediaRepository, type PostsRepository, type RecordWithLinks, type Repositories, type TermsRepository, type UsersRepository, type ViewLinks, type ViewLinksQuery } from './engine.js';
 import type { PostRecord, PostType, Taxonomy } from './records.js';
 
 /** A change or dependency; `*` alone is everything. */
@@ -248,6 +248,13 @@ const posts: Rules<PostsRepository, Repositories> = {
   translations: { reads: ([, groups]) => groups.map(tag.postGroup) },
   translationMembers: { reads: ([, groups]) => groups.map(tag.postGroup) },
   viewLinks: { reads: ([q], found) => viewLinksRead(q, found) },
+  findWithLinks: {
+    // typed as never: the method is generic
+    reads: ([, id, lang], result) => {
+      const found = result as RecordWithLinks<PostType> | null;
+      return found ? [tag.post(id), ...viewLinksRead(viewLinksQuery([found.record], lang), found.links)] : [tag.post(id)];
+    },
+  },
   revisions: { reads: ([ids]) => ids.map(tag.post) },
   idsWithLineageFrom: { reads: () => ALL_POSTS },
   nextScheduled: { reads: () => ALL_POSTS },

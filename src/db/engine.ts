@@ -9,7 +9,7 @@ import type { ChangeTracker, ReadSet } from './changes.js';
 import type { Lang } from '../domain/context.js';
 import type { Role } from '../domain/capabilities.js';
 import type {
-  AppPassword, Change, ChangesQuery, EventListQuery, LinkedListQuery, MediaRecord, NewRecord, OrganizerRecord, PostRecord, PostType, RecordOf,
+  AppPassword, Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, MediaRecord, NewRecord, OrganizerRecord, PostRecord, PostType, RecordOf,
   Taxonomy, TermInput, TermListQuery, TermRecord, TranslationMember, User, VenueRecord,
 } from './records.js';
 
@@ -26,6 +26,30 @@ export interface ViewLinksQuery {
   imageIds: number[];
   /** Translation groups of the records shown, by type (those of the linked records are added). */
   groups: Record<PostType, number[]>;
+}
+
+/**
+ * What the view of these records (of one type) reads besides them: the venues, organizers and terms events name,
+ * the records' images and translation groups.
+ */
+export function viewLinksQuery(records: PostRecord[], lang: Lang): ViewLinksQuery {
+  const groups: ViewLinksQuery['groups'] = { event: [], venue: [], organizer: [] };
+  for (const record of records) groups[record.type].push(record.translationGroup);
+  const events = records.filter((r): r is EventRecord => r.type === 'event');
+  return {
+    lang,
+    venueIds: events.map((e) => e.venueId).filter(Boolean),
+    organizerIds: events.flatMap((e) => e.organizerIds),
+    termIds: events.flatMap((e) => e.termIds),
+    imageIds: records.map((r) => r.imageId).filter(Boolean),
+    groups,
+  };
+}
+
+/** A record and what its view reads besides it (`viewLinks` of `viewLinksQuery([record], lang)`). */
+export interface RecordWithLinks<T extends PostType> {
+  record: RecordOf<T>;
+  links: ViewLinks;
 }
 
 /** What `viewLinks` read: the rules (who may read what, which translation stands in) are left to the view. */
@@ -75,6 +99,11 @@ export interface PostsRepository {
    * a bounded number of queries whatever the page holds: one round trip on PostgreSQL.
    */
   viewLinks(q: ViewLinksQuery): Promise<ViewLinks>;
+  /**
+   * A record of a type by id with what its view in a language reads besides it, or null when there is no such
+   * record: `findOfType`, then `viewLinks`, in one round trip on PostgreSQL (a GET of one record).
+   */
+  findWithLinks<T extends PostType>(type: T, id: number, lang: Lang): Promise<RecordWithLinks<T> | null>;
   /** How many times each record was changed after its creation (iCalendar `SEQUENCE`). */
   revisions(ids: number[]): Promise<Map<number, number>>;
   /** Ids of the records whose lineage holds their own id on a site (`example.org/blog?id=N` for record N). */

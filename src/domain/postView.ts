@@ -1,5 +1,5 @@
 import type { components } from '../../generated/api.js';
-import type { Repositories, ViewLinks, ViewLinksQuery } from '../db/engine.js';
+import { viewLinksQuery, type Repositories, type ViewLinks } from '../db/engine.js';
 import type { EventRecord, MediaRecord, OrganizerRecord, PostRecord, PostType, TermRecord, VenueRecord } from '../db/records.js';
 import type { Lang, RequestState } from './context.js';
 import { costValues, formatCost, jsonLdPrice } from './cost.js';
@@ -90,9 +90,6 @@ const KEEP_EMPTY = {
   organizer: new Set(['organizer', 'slug', 'global_id', 'global_id_lineage', ...FLAG_KEYS.organizer]),
 };
 
-/** A view of venues or organizers: no linked records, no terms. */
-const NO_LINKS = { venueIds: [], organizerIds: [], termIds: [] };
-
 /**
  * Builds the wire records of events, venues and organizers for one request. Linked records, terms, images and
  * translations are read in one call per page (PostsRepository.viewLinks), so a page costs the same queries whatever
@@ -115,14 +112,13 @@ export class PostView {
     return this.linkedAsStored;
   }
 
-  async events(records: EventRecord[], options: ViewOptions): Promise<Schemas['Event'][]> {
-    const venueIds = records.map((e) => e.venueId).filter(Boolean);
-    const organizerIds = records.flatMap((e) => e.organizerIds);
-    const termIds = records.flatMap((e) => e.termIds);
-    const links = await this.links(records, { venueIds, organizerIds, termIds });
-    const venues = this.localised(links.venues, venueIds, links);
-    const organizers = this.localised(links.organizers, organizerIds, links);
-    const terms = this.localisedTerms(termIds, links);
+  /** `read`: what `viewLinks` answers for these records, when it was read with them (PostsRepository.findWithLinks). */
+  async events(records: EventRecord[], options: ViewOptions, read?: ViewLinks): Promise<Schemas['Event'][]> {
+    const asked = viewLinksQuery(records, this.state.lang);
+    const links = read ?? (await this.repos.posts.viewLinks(asked));
+    const venues = this.localised(links.venues, asked.venueIds, links);
+    const organizers = this.localised(links.organizers, asked.organizerIds, links);
+    const terms = this.localisedTerms(asked.termIds, links);
     return records.map((event) => {
       const venue = venues.get(event.venueId);
       const embeddedVenue = venue && mayRead(this.state.user, venue, this.nowUtc) ? this.linked(venue, options, links) : null;
@@ -169,13 +165,13 @@ export class PostView {
     });
   }
 
-  async venues(records: VenueRecord[], options: ViewOptions): Promise<Schemas['Venue'][]> {
-    const links = await this.links(records, NO_LINKS);
+  async venues(records: VenueRecord[], options: ViewOptions, read?: ViewLinks): Promise<Schemas['Venue'][]> {
+    const links = read ?? (await this.links(records));
     return records.map((v) => this.linked(v, options, links) as Schemas['Venue']);
   }
 
-  async organizers(records: OrganizerRecord[], options: ViewOptions): Promise<Schemas['Organizer'][]> {
-    const links = await this.links(records, NO_LINKS);
+  async organizers(records: OrganizerRecord[], options: ViewOptions, read?: ViewLinks): Promise<Schemas['Organizer'][]> {
+    const links = read ?? (await this.links(records));
     return records.map((o) => this.linked(o, options, links) as Schemas['Organizer']);
   }
 
@@ -264,14 +260,9 @@ export class PostView {
     return langs;
   }
 
-  /**
-   * Reads at once what the records shown need besides themselves (see PostsRepository.viewLinks): their translation
-   * groups and images, and the linked records and terms asked for.
-   */
-  private async links(records: PostRecord[], asked: Pick<ViewLinksQuery, 'venueIds' | 'organizerIds' | 'termIds'>): Promise<ViewLinks> {
-    const groups: ViewLinksQuery['groups'] = { event: [], venue: [], organizer: [] };
-    for (const record of records) groups[record.type].push(record.translationGroup);
-    return this.repos.posts.viewLinks({ lang: this.state.lang, ...asked, imageIds: records.map((r) => r.imageId).filter(Boolean), groups });
+  /** Reads at once what the records shown need besides themselves (see PostsRepository.viewLinks). */
+  private links(records: PostRecord[]): Promise<ViewLinks> {
+    return this.repos.posts.viewLinks(viewLinksQuery(records, this.state.lang));
   }
 
   /**

@@ -14,7 +14,7 @@ export function eventHandlers(posts: PostUnits): Pick<Handlers, EventOps> {
   const idOf = async (s: PostService, c: Target) => (c.request.params.slug !== undefined ? (await s.bySlug('event', c.request.params.slug)).id : c.request.params.id!);
   const get = (c: Target & { request: { query: ReadQuery } }, state: RequestState) =>
     posts.read(state, async (s) => {
-      const { body, headers } = await s.singleAnswer(await s.eventById(await idOf(s, c)), c.request.query.password, isEditContext(c.request.query));
+      const { body, headers } = await s.shown('event', c.request.params, c.request.query.password, isEditContext(c.request.query));
       return { status: 200 as const, body: body as never, headers };
     });
   const update = async (c: Target, state: RequestState) =>

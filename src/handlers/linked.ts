@@ -22,7 +22,7 @@ function linkedHandlers(type: Linked, posts: PostUnits) {
   return {
     get: (c: ReadCtx, state: RequestState) =>
       posts.read(state, async (s) => {
-        const { body, headers } = await s.singleAnswer(await find(s, c), c.request.query.password, isEditContext(c.request.query));
+        const { body, headers } = await s.shown(type, c.request.params, c.request.query.password, isEditContext(c.request.query));
         return { status: 200 as const, body: body as never, headers };
       }),
     remove: async (c: Ctx, state: RequestState) => ({ status: 200 as const, body: await posts.writeAndShow(state, async (s) => s.trash(await find(s, c), passwordOf(c))) }),

@@ -56,7 +56,18 @@ export interface Backend {
   matchPath(path: string): string | null;
 }
 
-export async function createBackend(handlers: Handlers, options: { validateResponses: boolean; exists: RecordResolver }): Promise<Backend> {
+export interface BackendOptions {
+  validateResponses: boolean;
+  exists: RecordResolver;
+  /**
+   * Operations whose handlers answer a record that does not exist (`x-must-exist`) themselves, with the same error,
+   * as they read it: operations that need no capability, so that no permission check comes between. The check made
+   * before the handler would cost a read more (a round trip on PostgreSQL) and decide nothing.
+   */
+  existenceCheckedByHandler?: ReadonlySet<string>;
+}
+
+export async function createBackend(handlers: Handlers, options: BackendOptions): Promise<Backend> {
   const api = new OpenAPIBackend({
     definition: structuredClone(loadSpec()) as unknown as Document,
     strict: true,
@@ -129,6 +140,10 @@ export async function createBackend(handlers: Handlers, options: { validateRespo
 
   for (const op of api.getOperations() as Operation[]) {
     const m = describeOperation(op);
+    if (options.existenceCheckedByHandler?.has(m.operationId)) {
+      if (m.capabilities.length > 0) throw new Error(`${m.operationId} needs capabilities: the existence of its records is checked before them`);
+      m.mustExist = [];
+    }
     meta.set(m.operationId, m);
   }
 

@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon';
 import type { components } from '../../generated/api.js';
 import type { Config } from '../config.js';
-import type { Engine, Repositories, WriteOptions } from '../db/engine.js';
+import type { Engine, Repositories, ViewLinks, WriteOptions } from '../db/engine.js';
 import type { EventRecord, NewRecord, OrganizerRecord, PostBase, PostRecord, PostStatus, PostType, RecordOf, Taxonomy, TermRecord, VenueRecord } from '../db/records.js';
 import { hasCapabilities } from '../domain/capabilities.js';
 import { currencyOf } from '../domain/cost.js';
@@ -195,11 +195,12 @@ export class PostService {
     this.nowUtc = toWire(now);
   }
 
-  view(records: PostRecord[], options: ViewOptions, view = new PostView(this.repos, this.state, this.nowUtc)) {
+  /** `read`: what the view reads besides the records, when it was read with them (PostsRepository.findWithLinks). */
+  view(records: PostRecord[], options: ViewOptions, view = new PostView(this.repos, this.state, this.nowUtc), read?: ViewLinks) {
     const type = records[0]?.type;
-    if (type === 'event') return view.events(records as EventRecord[], options);
-    if (type === 'venue') return view.venues(records as VenueRecord[], options);
-    return view.organizers(records as OrganizerRecord[], options);
+    if (type === 'event') return view.events(records as EventRecord[], options, read);
+    if (type === 'venue') return view.venues(records as VenueRecord[], options, read);
+    return view.organizers(records as OrganizerRecord[], options, read);
   }
 
   // ---- reads -------------------------------------------------------------------------------------------------
@@ -220,6 +221,20 @@ export class PostService {
     return event;
   }
 
+  /**
+   * A GET of one record by id or slug (the route's `params`): the answer of `singleAnswer`, with each route's errors
+   * for a record that is not there. The record is read with what its view reads (PostsRepository.findWithLinks): on
+   * PostgreSQL one round trip, not two, and by slug one read of the record, not two.
+   */
+  async shown(type: PostType, params: { id?: number; slug?: string }, password: string | undefined, edit: boolean): Promise<{ body: unknown; headers: { 'Last-Modified': string } }> {
+    const id = params.slug !== undefined ? await this.repos.posts.resolveSlug(type, params.slug, this.state.lang) : params.id!;
+    const found = id === null ? null : await this.repos.posts.findWithLinks(type, id, this.state.lang);
+    if (found) return this.singleAnswer(found.record, password, edit, found.links);
+    if (params.slug !== undefined) throw invalidParam('slug');
+    if (type === 'event') return this.missingEvent(id!);
+    throw invalidParam('id');
+  }
+
   /** What this caller's GET of the record answers (`password` as that GET would send it). */
   async single(record: PostRecord, password: string | undefined): Promise<unknown> {
     return (await this.singleAnswer(record, password, false)).body;
@@ -230,11 +245,11 @@ export class PostService {
    * or organizers it names (as the view read them). Terms have no modification time; the ETag covers them. `edit`:
    * the edit context, refused to a caller who may not edit the record.
    */
-  async singleAnswer(record: PostRecord, password: string | undefined, edit: boolean): Promise<{ body: unknown; headers: { 'Last-Modified': string } }> {
+  async singleAnswer(record: PostRecord, password: string | undefined, edit: boolean, read?: ViewLinks): Promise<{ body: unknown; headers: { 'Last-Modified': string } }> {
     if (edit && !mayChange('edit', this.state.user, record)) throw forbiddenContext(this.state.user !== null, 'Sorry, you are not allowed to edit this post.');
     const readable = record.type === 'event' ? this.readable(record, password, edit) : this.readableLinked(record);
     const view = new PostView(this.repos, this.state, this.nowUtc);
-    const body = (await this.view([readable], { single: true, password, edit }, view))[0]!;
+    const body = (await this.view([readable], { single: true, password, edit }, view, read))[0]!;
     let latest = record.modifiedUtc;
     for (const linked of view.linkedRead()) if (linked.modifiedUtc > latest) latest = linked.modifiedUtc;
     return { body, headers: { 'Last-Modified': httpDate(latest) } };
@@ -269,8 +284,11 @@ export class PostService {
   }
 
   async eventById(id: number): Promise<EventRecord> {
-    const event = await this.repos.posts.findOfType('event', id);
-    if (event) return event;
+    return (await this.repos.posts.findOfType('event', id)) ?? this.missingEvent(id);
+  }
+
+  /** The plugin's error for an id that names no event: 404 when nothing has it, 400 when a venue or organizer does. */
+  private async missingEvent(id: number): Promise<never> {
     if ((await this.repos.posts.typeOf(id)) === null) throw new ApiError(404, 'rest-event-not-found', `Event with ID ${id} does not exist.`);
     throw new ApiError(400, 'rest-invalid-event-id', 'The specified ID is not a valid event.');
   }

@@ -1,6 +1,6 @@
 import type { Lang } from '../../domain/context.js';
 import { collationKey, foldForSearch, slugForQuery } from '../../domain/text.js';
-import type { PostsRepository, Translations, ViewLinks, ViewLinksQuery } from '../engine.js';
+import type { PostsRepository, RecordWithLinks, Translations, ViewLinks, ViewLinksQuery } from '../engine.js';
 import { utcNowWire } from '../generation.js';
 import { changesSql, eventListSql, like, linkedListSql, linkedSearchTexts, pageAndTotal, trigramsOfText, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
 import type {
@@ -130,35 +130,109 @@ function insertStatement(type: PostType, create: boolean): string {
     ${links}
     ${create ? 'SELECT d.*, p.* FROM p JOIN details d ON d.post_id = p.id' : 'SELECT id FROM p'}`;
 }
+/** Where `viewLinksSql` takes what it is asked for: statement parameters, or expressions over a record read with it. */
+interface LinksAsked {
+  venueIds: string;
+  organizerIds: string;
+  lang: string;
+  termIds: string;
+  imageIds: string;
+  groups: Record<PostType, string>;
+  /** Now, for term counts. */
+  now: string;
+}
+
 /**
- * `viewLinks` in one round trip: every kind of row a view reads, each aggregated into one JSON column of one row.
- * $1 venues, $2 organizers, $3 the language, $4 terms, $5 images, $6-$8 translation groups of events, venues and
- * organizers shown, $9 now (term counts). Groups are unique per (type, group, lang) and (taxonomy, group, lang).
+ * `viewLinks` as common table expressions (to follow a `WITH`) and the columns of one row: every kind of row a view
+ * reads, each aggregated into one JSON column. Groups are unique per (type, group, lang) and (taxonomy, group, lang).
  */
-const VIEW_LINKS = `WITH asked AS (
+function viewLinksSql(a: LinksAsked): { ctes: string; columns: string } {
+  const ids = (expression: string) => `(${expression})::bigint[]`;
+  return {
+    ctes: `asked AS (
     SELECT id, type, translation_group FROM posts
-    WHERE (type = 'venue' AND id = ANY($1::bigint[])) OR (type = 'organizer' AND id = ANY($2::bigint[]))
+    WHERE (type = 'venue' AND id = ANY(${ids(a.venueIds)})) OR (type = 'organizer' AND id = ANY(${ids(a.organizerIds)}))
   ), wanted_groups AS (
     SELECT type, translation_group FROM asked
-    UNION SELECT 'event', unnest($6::bigint[]) UNION SELECT 'venue', unnest($7::bigint[]) UNION SELECT 'organizer', unnest($8::bigint[])
+    UNION SELECT 'event', unnest(${ids(a.groups.event)}) UNION SELECT 'venue', unnest(${ids(a.groups.venue)}) UNION SELECT 'organizer', unnest(${ids(a.groups.organizer)})
   ), members AS (
     SELECT p.translation_group, p.lang, p.id, p.author_id, p.status, p.status_before_trash, p.date_utc, p.type
     FROM posts p JOIN wanted_groups g ON p.type = g.type AND p.translation_group = g.translation_group
   ), linked AS (
     SELECT id FROM asked
-    UNION SELECT p.id FROM posts p JOIN asked a ON p.type = a.type AND p.translation_group = a.translation_group AND p.lang = $3
+    UNION SELECT p.id FROM posts p JOIN asked a ON p.type = a.type AND p.translation_group = a.translation_group AND p.lang = ${a.lang}
   ), asked_terms AS (
-    SELECT taxonomy, translation_group FROM terms WHERE id = ANY($4::bigint[])
+    SELECT taxonomy, translation_group FROM terms WHERE id = ANY(${ids(a.termIds)})
   ), shown_terms AS (
-    SELECT id FROM terms WHERE id = ANY($4::bigint[])
-    UNION SELECT t.id FROM terms t JOIN asked_terms a ON t.taxonomy = a.taxonomy AND t.translation_group = a.translation_group AND t.lang = $3
-  )
-  SELECT
-    (SELECT json_agg(r) FROM (SELECT * FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (SELECT id FROM linked)) r) AS venues,
+    SELECT id FROM terms WHERE id = ANY(${ids(a.termIds)})
+    UNION SELECT t.id FROM terms t JOIN asked_terms a ON t.taxonomy = a.taxonomy AND t.translation_group = a.translation_group AND t.lang = ${a.lang}
+  )`,
+    columns: `(SELECT json_agg(r) FROM (SELECT * FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (SELECT id FROM linked)) r) AS venues,
     (SELECT json_agg(r) FROM (SELECT * FROM posts p JOIN organizers d ON d.post_id = p.id WHERE p.id IN (SELECT id FROM linked)) r) AS organizers,
     (SELECT json_agg(m ORDER BY m.id) FROM members m) AS members,
-    (SELECT json_agg(r) FROM (SELECT t.*, ${TERM_COUNT('$9')} AS count FROM terms t WHERE t.id IN (SELECT id FROM shown_terms)) r) AS terms,
-    (SELECT json_agg(m) FROM media m WHERE m.id = ANY($5::bigint[]) OR m.id IN (SELECT image_id FROM posts WHERE id IN (SELECT id FROM linked))) AS media`;
+    (SELECT json_agg(r) FROM (SELECT t.*, ${TERM_COUNT(a.now)} AS count FROM terms t WHERE t.id IN (SELECT id FROM shown_terms)) r) AS terms,
+    (SELECT json_agg(m) FROM media m WHERE m.id = ANY(${ids(a.imageIds)}) OR m.id IN (SELECT image_id FROM posts WHERE id IN (SELECT id FROM linked))) AS media`,
+  };
+}
+
+/**
+ * `viewLinks` in one round trip. $1 venues, $2 organizers, $3 the language, $4 terms, $5 images, $6-$8 translation
+ * groups of events, venues and organizers shown, $9 now (term counts).
+ */
+const VIEW_LINKS = (() => {
+  const { ctes, columns } = viewLinksSql({ venueIds: '$1', organizerIds: '$2', lang: '$3', termIds: '$4', imageIds: '$5', groups: { event: '$6', venue: '$7', organizer: '$8' }, now: '$9' });
+  return `WITH ${ctes} SELECT ${columns}`;
+})();
+
+/**
+ * `findWithLinks` of each type in one round trip: the record ($1, of the type), as `findMany` reads it, as a JSON
+ * column, and `viewLinks` of what `viewLinksQuery` would ask for it, taken from it in the statement. $2 the language,
+ * $3 now. No record of the type: a null record and no links.
+ */
+const WITH_LINKS = Object.fromEntries((['event', 'venue', 'organizer'] as const).map((type) => {
+  const none = `'{}'`;
+  const shown = type === 'event'
+    ? `SELECT d.*, p.*,
+         ARRAY(SELECT eo.organizer_id FROM event_organizers eo WHERE eo.event_id = p.id ORDER BY eo.position) AS organizer_ids,
+         ARRAY(SELECT et.term_id FROM event_terms et WHERE et.event_id = p.id) AS term_ids
+       FROM posts p JOIN events d ON d.post_id = p.id WHERE p.id = $1`
+    : `SELECT d.*, p.* FROM posts p JOIN ${DETAIL_TABLE[type]} d ON d.post_id = p.id WHERE p.id = $1`;
+  const { ctes, columns } = viewLinksSql({
+    venueIds: type === 'event' ? 'ARRAY(SELECT venue_id FROM shown WHERE venue_id <> 0)' : none,
+    organizerIds: type === 'event' ? `COALESCE((SELECT organizer_ids FROM shown), ${none})` : none,
+    termIds: type === 'event' ? `COALESCE((SELECT term_ids FROM shown), ${none})` : none,
+    imageIds: 'ARRAY(SELECT image_id FROM shown WHERE image_id <> 0)',
+    groups: { event: none, venue: none, organizer: none, [type]: 'ARRAY(SELECT translation_group FROM shown)' },
+    lang: '$2',
+    now: '$3',
+  });
+  return [type, `WITH shown AS (${shown}), ${ctes} SELECT (SELECT row_to_json(shown) FROM shown) AS record, ${columns}`];
+})) as Record<PostType, string>;
+
+/** One row of `viewLinksSql`'s columns. */
+interface LinksRow { venues: Row[] | null; organizers: Row[] | null; members: (TranslationRow & { type: PostType })[] | null; terms: TermRow[] | null; media: MediaRow[] | null }
+
+function linksFromRow(row: LinksRow): ViewLinks {
+  const members = row.members ?? [];
+  return {
+    venues: new Map((row.venues ?? []).map((r) => [r.id as number, venueFromRow(r) as VenueRecord])),
+    organizers: new Map((row.organizers ?? []).map((r) => [r.id as number, organizerFromRow(r) as OrganizerRecord])),
+    members: {
+      event: groupMembers('event', members.filter((m) => m.type === 'event')),
+      venue: groupMembers('venue', members.filter((m) => m.type === 'venue')),
+      organizer: groupMembers('organizer', members.filter((m) => m.type === 'organizer')),
+    },
+    terms: new Map((row.terms ?? []).map((r) => [r.id, termFromRow(r)])),
+    media: new Map((row.media ?? []).map((r) => [r.id, toMedia(r)])),
+  };
+}
+
+/** A record of a type from its row (`findMany`'s statement, or the JSON of `WITH_LINKS`). */
+function recordFromRow<T extends PostType>(type: T, r: Row): RecordOf<T> {
+  return (type === 'event'
+    ? eventFromRow(r, r.organizer_ids as number[], r.term_ids as number[])
+    : type === 'venue' ? venueFromRow(r) : organizerFromRow(r)) as RecordOf<T>;
+}
 
 /**
  * A slug's owners in every language: one probe of the unique index (type, lang, slug) per language. Without the
@@ -205,12 +279,7 @@ export class PostgresPosts implements PostsRepository {
     const out = new Map<number, RecordOf<T>>();
     if (ids.length === 0) return out;
     const rows = await query<Row>(this.db, STATEMENTS[type].rows, [[...new Set(ids)]]);
-    for (const r of rows) {
-      const record = type === 'event'
-        ? eventFromRow(r, r.organizer_ids as number[], r.term_ids as number[])
-        : type === 'venue' ? venueFromRow(r) : organizerFromRow(r);
-      out.set(r.id as number, record as RecordOf<T>);
-    }
+    for (const r of rows) out.set(r.id as number, recordFromRow(type, r));
     return out;
   }
 
@@ -249,22 +318,14 @@ export class PostgresPosts implements PostsRepository {
   }
 
   async viewLinks(q: ViewLinksQuery): Promise<ViewLinks> {
-    const [row] = await query<{ venues: Row[] | null; organizers: Row[] | null; members: (TranslationRow & { type: PostType })[] | null; terms: TermRow[] | null; media: MediaRow[] | null }>(
-      this.db, VIEW_LINKS,
-      [q.venueIds, q.organizerIds, q.lang, q.termIds, q.imageIds, q.groups.event, q.groups.venue, q.groups.organizer, utcNowWire()],
-    );
-    const members = row!.members ?? [];
-    return {
-      venues: new Map((row!.venues ?? []).map((r) => [r.id as number, venueFromRow(r) as VenueRecord])),
-      organizers: new Map((row!.organizers ?? []).map((r) => [r.id as number, organizerFromRow(r) as OrganizerRecord])),
-      members: {
-        event: groupMembers('event', members.filter((m) => m.type === 'event')),
-        venue: groupMembers('venue', members.filter((m) => m.type === 'venue')),
-        organizer: groupMembers('organizer', members.filter((m) => m.type === 'organizer')),
-      },
-      terms: new Map((row!.terms ?? []).map((r) => [r.id, termFromRow(r)])),
-      media: new Map((row!.media ?? []).map((r) => [r.id, toMedia(r)])),
-    };
+    const [row] = await query<LinksRow>(this.db, VIEW_LINKS,
+      [q.venueIds, q.organizerIds, q.lang, q.termIds, q.imageIds, q.groups.event, q.groups.venue, q.groups.organizer, utcNowWire()]);
+    return linksFromRow(row!);
+  }
+
+  async findWithLinks<T extends PostType>(type: T, id: number, lang: Lang): Promise<RecordWithLinks<T> | null> {
+    const [row] = await query<LinksRow & { record: Row | null }>(this.db, WITH_LINKS[type], [id, lang, utcNowWire()]);
+    return row!.record ? { record: recordFromRow(type, row!.record), links: linksFromRow(row!) } : null;
   }
 
   async revisions(ids: number[]): Promise<Map<number, number>> {

@@ -1,6 +1,6 @@
 import type { Lang } from '../../domain/context.js';
 import { collationKey, foldForSearch, slugForQuery } from '../../domain/text.js';
-import type { PostsRepository, Translations, ViewLinks, ViewLinksQuery } from '../engine.js';
+import { viewLinksQuery, type PostsRepository, type RecordWithLinks, type Translations, type ViewLinks, type ViewLinksQuery } from '../engine.js';
 import type {
   Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, OrganizerRecord, PostRecord, PostType, RecordOf, TranslationMember, VenueRecord,
 } from '../records.js';
@@ -297,6 +297,12 @@ export class SqlitePosts implements PostsRepository {
 
     const media = await related.media.findMany([...q.imageIds, ...linkedRecords.map((r) => r.imageId)].filter(Boolean));
     return { venues, organizers, members, terms: await related.terms.withTranslations(q.termIds, q.lang), media };
+  }
+
+  /** `findOfType`, then `viewLinks` (statements of SQLite cost no round trip). */
+  async findWithLinks<T extends PostType>(type: T, id: number, lang: Lang): Promise<RecordWithLinks<T> | null> {
+    const record = await this.findOfType(type, id);
+    return record && { record, links: await this.viewLinks(viewLinksQuery([record], lang)) };
   }
 
   /** Inserts a record with its details and links; returns the new id. */
