@@ -36,12 +36,6 @@ export interface App {
   settled(): Promise<void>;
 }
 
-/**
- * The reads of one event, venue or organizer that check that it exists (`x-must-exist`): PostService.shown answers
- * one that does not as the check before the handler would (BackendOptions.existenceCheckedByHandler).
- */
-const SINGLE_POST_READS: ReadonlySet<string> = new Set(['getEventBySlug', 'getVenue', 'getVenueBySlug', 'getOrganizer', 'getOrganizerBySlug']);
-
 /** The Koa application over an engine with a migrated database (no listen). Middleware runs in the order below. */
 export async function createApp({ engine, config, log }: { engine: Engine; config: Config; log: Logger }): Promise<App> {
   const posts = new PostUnits(engine, config);
@@ -58,7 +52,6 @@ export async function createApp({ engine, config, log }: { engine: Engine; confi
   } satisfies Handlers;
   const backend = await createBackend(handlers, {
     validateResponses: config.validateResponses,
-    existenceCheckedByHandler: SINGLE_POST_READS,
     exists: (kind, value, state) => engine.read(async (repos) => {
       if (kind === 'category' || kind === 'tag') return (await repos.terms.findById(Number(value)))?.taxonomy === kind;
       const id = typeof value === 'number' ? value : await repos.posts.resolveSlug(kind, value, state.lang);

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -48,21 +48,9 @@ describe('a serving process', () => {
     expect((await server.waitForLog((l) => l.msg === 'almanac listening')).heapGrowingPercent).toBe(50);
     await server.stop();
 
-    const own = spawn(process.execPath, ['--heap-growing-percent=80', join(projectRoot, 'dist', 'src', 'main.js')], {
-      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ALMANAC_DB: tempDb(), ALMANAC_LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let log = '';
-    const listening = await new Promise<Record<string, unknown>>((resolve, reject) => {
-      own.stderr!.on('data', (chunk: Buffer) => {
-        log += chunk.toString();
-        const line = log.split('\n').find((l) => l.includes('"almanac listening"'));
-        if (line) resolve(JSON.parse(line) as Record<string, unknown>);
-      });
-      own.once('exit', (code) => reject(new Error(`exited early (${code}): ${log}`)));
-    });
-    own.kill('SIGTERM');
-    await new Promise((stopped) => own.once('exit', stopped));
+    const own = await Almanac.start(tempDb(), 1, {}, { nodeArgs: ['--heap-growing-percent=80'] });
+    const listening = await own.waitForLog((l) => l.msg === 'almanac listening');
+    await own.stop();
     expect(listening.heapGrowingPercent).toBe(80);
   });
 });

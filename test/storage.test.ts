@@ -123,7 +123,7 @@ describe('a database that cannot be written at start-up', () => {
   /** Starts Almanac on `dbPath` and expects the refusal; `folders` get their rights back afterwards (for clean-up). */
   const refused = async (dbPath: string, folders: string[]) => {
     try {
-      const server = Almanac.spawn(dbPath, 1, {}, asRoot ? NOBODY : undefined);
+      const server = Almanac.spawn(dbPath, 1, {}, { uid: asRoot ? NOBODY : undefined });
       const code = await Promise.race([server.exited, sleep(60_000).then(() => 'still running')]);
       const lines = server.stderr.trim().split('\n');
       expect(code, server.stderr).toBe(2);

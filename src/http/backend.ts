@@ -26,7 +26,10 @@ export interface OperationMeta {
   /** Parameters whose only rule is their type: WordPress names the type when they fail. */
   typeOnly: Set<string>;
   capabilities: string[];
-  /** Path parameters that must name an existing record (`x-must-exist`): part of validation, as in the plugin. */
+  /**
+   * Path parameters that must name an existing record (`x-must-exist`): part of validation, as in the plugin; checked
+   * before the handler only for an operation that needs a capability (see describeOperation).
+   */
   mustExist: { name: string; kind: RecordKind }[];
 }
 
@@ -56,18 +59,7 @@ export interface Backend {
   matchPath(path: string): string | null;
 }
 
-export interface BackendOptions {
-  validateResponses: boolean;
-  exists: RecordResolver;
-  /**
-   * Operations whose handlers answer a record that does not exist (`x-must-exist`) themselves, with the same error,
-   * as they read it: operations that need no capability, so that no permission check comes between. The check made
-   * before the handler would cost a read more (a round trip on PostgreSQL) and decide nothing.
-   */
-  existenceCheckedByHandler?: ReadonlySet<string>;
-}
-
-export async function createBackend(handlers: Handlers, options: BackendOptions): Promise<Backend> {
+export async function createBackend(handlers: Handlers, options: { validateResponses: boolean; exists: RecordResolver }): Promise<Backend> {
   const api = new OpenAPIBackend({
     definition: structuredClone(loadSpec()) as unknown as Document,
     strict: true,
@@ -140,10 +132,6 @@ export async function createBackend(handlers: Handlers, options: BackendOptions)
 
   for (const op of api.getOperations() as Operation[]) {
     const m = describeOperation(op);
-    if (options.existenceCheckedByHandler?.has(m.operationId)) {
-      if (m.capabilities.length > 0) throw new Error(`${m.operationId} needs capabilities: the existence of its records is checked before them`);
-      m.mustExist = [];
-    }
     meta.set(m.operationId, m);
   }
 
@@ -285,6 +273,7 @@ function describeOperation(op: Operation): OperationMeta {
   const typeOnly = new Set<string>();
   for (const p of params) if (isTypeOnly(p.schema)) typeOnly.add(p.name);
   for (const [name, schema] of Object.entries(body?.properties ?? {})) if (isTypeOnly(schema)) typeOnly.add(name);
+  const capabilities = ((op as unknown as Record<string, unknown>)['x-capabilities'] as string[] | undefined) ?? [];
   return {
     operationId: op.operationId!,
     method: op.method as HttpMethod,
@@ -294,8 +283,11 @@ function describeOperation(op: Operation): OperationMeta {
     body,
     order: [...pathParams.map((p) => p.name), ...queryParams.map((p) => p.name), ...Object.keys(body?.properties ?? {})],
     typeOnly,
-    capabilities: ((op as unknown as Record<string, unknown>)['x-capabilities'] as string[] | undefined) ?? [],
-    mustExist: pathParams
+    capabilities,
+    // checked before the permission check where one follows, as WordPress orders them; an operation that needs no
+    // capability reads its record in its handler, which answers one that does not exist with the same 400 (a check
+    // here too would be a read more per request: a round trip on PostgreSQL)
+    mustExist: capabilities.length === 0 ? [] : pathParams
       .filter((p) => (p as Record<string, unknown>)['x-must-exist'])
       .map((p) => ({ name: p.name, kind: (p as Record<string, unknown>)['x-must-exist'] as RecordKind })),
   };

@@ -59,6 +59,13 @@ export async function engineDb(): Promise<ProcessDb> {
   };
 }
 
+export interface SpawnOptions {
+  /** Run it as that user (root can drop its rights so). */
+  uid?: number;
+  /** Options of Node itself, before the script. */
+  nodeArgs?: string[];
+}
+
 export interface LogLine { msg: string; level: string; [field: string]: unknown }
 
 /** Almanac as a child process on a SQLite file; `workers` > 1 runs node:cluster workers. */
@@ -83,15 +90,15 @@ export class Almanac {
   }
 
   /** Starts Almanac and resolves once every worker listens. */
-  static async start(dbPath: string, workers = 1, env: Record<string, string> = {}): Promise<Almanac> {
-    const server = Almanac.spawn(dbPath, workers, env);
+  static async start(dbPath: string, workers = 1, env: Record<string, string> = {}, options: SpawnOptions = {}): Promise<Almanac> {
+    const server = Almanac.spawn(dbPath, workers, env, options);
     await server.ready();
     return server;
   }
 
-  /** Starts Almanac without waiting for anything. `uid`: run it as that user (root can drop its rights so). */
-  static spawn(dbPath: string, workers = 1, env: Record<string, string> = {}, uid?: number): Almanac {
-    const child = spawn(process.execPath, [MAIN], {
+  /** Starts Almanac without waiting for anything. */
+  static spawn(dbPath: string, workers = 1, env: Record<string, string> = {}, { uid, nodeArgs = [] }: SpawnOptions = {}): Almanac {
+    const child = spawn(process.execPath, [...nodeArgs, MAIN], {
       env: {
         PATH: process.env.PATH ?? '',
         HOST: '127.0.0.1',
