@@ -9,8 +9,8 @@ export type Db = Database.Database;
 
 /**
  * Opens the SQLite file (creating its folder) with the settings Almanac relies on: WAL so readers never block the
- * writer, `synchronous=FULL` so an acknowledged write is on disk, foreign keys on, and a busy timeout so several
- * processes can share the file.
+ * writer, `synchronous=FULL` so an acknowledged write is on disk, foreign keys on, a busy timeout so several
+ * processes can share the file, and statement journals in memory.
  */
 export function openDatabase(path: string): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -19,6 +19,11 @@ export function openDatabase(path: string): Db {
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
+  // A statement that fires triggers, or runs inside a unit's savepoint, copies the pages it changes that the open
+  // transaction had already changed to a statement journal, so that it can be undone alone. Past 64 KiB that journal
+  // is a temporary file unless temp_store says memory: a new event in a batch of group commit touches enough pages of
+  // the search indexes to spill, and writing that file cost some 50 system calls per event.
+  db.pragma('temp_store = MEMORY');
   return withFunctions(db);
 }
 
