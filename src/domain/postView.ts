@@ -32,9 +32,20 @@ const PERMALINK_BASE: Record<PostType, { path: string; postType: string }> = {
 
 /** A password-protected record as a caller who has not opened it sees it: the fields it hides get their blank values. */
 function blank(type: PostType, wire: Wire): Wire {
-  for (const [key, value] of Object.entries(BLANKED[type])) if (key in wire) wire[key] = typeof value === 'object' && value !== null ? structuredClone(value) : value;
-  delete wire.json_ld;
+  for (const [key, value] of Object.entries(BLANKED[type])) if (wire[key] !== undefined) wire[key] = typeof value === 'object' && value !== null ? structuredClone(value) : value;
+  wire.json_ld = undefined;
   return wire;
+}
+
+/**
+ * A function returning a new object with `keys` in that order, each undefined until the view sets it (JSON leaves
+ * undefined keys out, so a key never set is not in the answer). V8 keeps an object made from one literal in its fast
+ * form while its keys are set; one that gains more than a dozen keys one at a time (computed keys, Object.assign)
+ * becomes a dictionary, slower to fill and to serialise: an event, its venue and its organizers were dictionaries.
+ */
+function shape(keys: readonly string[]): () => Wire {
+  const literal = [...new Set(keys)].map((key) => `${JSON.stringify(key)}: undefined`).join(', ');
+  return new Function(`return {${literal}};`) as () => Wire;
 }
 
 /**
@@ -47,6 +58,24 @@ function plainWire(type: PostType, record: object, wire: Wire): Wire {
   return wire;
 }
 const WIRE_KEYS = { event: Object.keys(DETAIL_FIELDS.event), venue: Object.keys(DETAIL_FIELDS.venue), organizer: Object.keys(DETAIL_FIELDS.organizer) };
+/** The keys every record starts with (`PostView.common`): an event's global ids come after its id, and it adds `rest_url`. */
+const COMMON_KEYS = {
+  event: ['id', 'global_id', 'global_id_lineage', 'author', 'status', 'date', 'date_utc', 'modified', 'modified_utc', 'url', 'rest_url'],
+  linked: ['id', 'author', 'status', 'date', 'date_utc', 'modified', 'modified_utc', 'url'],
+};
+/** The keys of each type's answer in order: the common ones, the view's own, the table's, then those set last. */
+const SHAPES = {
+  event: shape([
+    ...COMMON_KEYS.event, 'title', 'description', 'excerpt', 'slug', 'image', 'all_day', 'start_date', 'start_date_details', 'end_date',
+    'end_date_details', 'utc_start_date', 'utc_start_date_details', 'utc_end_date', 'utc_end_date_details', 'timezone', 'timezone_abbr',
+    'cost', 'cost_details', ...WIRE_KEYS.event, 'json_ld',
+  ]),
+  venue: linkedShape('venue'),
+  organizer: linkedShape('organizer'),
+};
+function linkedShape(type: 'venue' | 'organizer'): () => Wire {
+  return shape([...COMMON_KEYS.linked, type, 'description', 'excerpt', 'slug', 'image', ...WIRE_KEYS[type], 'global_id', 'global_id_lineage', 'lang', 'translations']);
+}
 /** The flags of venues and organizers, which their records show even when false (unlike their other empty fields). */
 const FLAG_KEYS = { venue: flagKeys('venue'), organizer: flagKeys('organizer') };
 function flagKeys(type: PostType): string[] {
@@ -71,16 +100,11 @@ const isEmpty = (value: unknown) =>
   value === '' || value === '0' || value === 0 || value === false || value === null || value === undefined || (Array.isArray(value) && value.length === 0);
 
 /**
- * The keys of `full` in order, without the empty values a venue or organizer record never shows (`""`, `"0"`, `0`,
- * `false`, `[]`, null) unless `keep` names them. Built afresh rather than by deleting keys: an object that lost keys
- * becomes a slow dictionary for V8, to fill and to serialise.
+ * `wire` without the empty values a venue or organizer record never shows (`""`, `"0"`, `0`, `false`, `[]`, null)
+ * unless `keep` names them: they are made undefined, not deleted (an object that lost keys becomes a dictionary).
  */
-function withoutEmpty(full: Wire, keep: ReadonlySet<string>): Wire {
-  const wire: Wire = {};
-  for (const key in full) {
-    const value = full[key];
-    if (keep.has(key) || !isEmpty(value)) wire[key] = value;
-  }
+function withoutEmpty(wire: Wire, keep: ReadonlySet<string>): Wire {
+  for (const key in wire) if (!keep.has(key) && isEmpty(wire[key])) wire[key] = undefined;
   return wire;
 }
 
@@ -128,7 +152,7 @@ export class PostView {
         .map((o) => this.linked(o, options, links));
       const eventTerms = event.termIds.map((id) => terms.get(id)).filter((t) => t !== undefined).sort((a, b) => BY_NAME.compare(a.name, b.name) || a.id - b.id);
       // Object.assign onto the fresh head, not a spread into a literal: V8 builds spread-then-literal objects far slower
-      const wire: Wire = Object.assign(this.common(event), {
+      const wire: Wire = Object.assign(this.common(event, SHAPES.event()), {
         title: renderTitle(event.title),
         description: autop(event.content).trim(),
         excerpt: autop(event.excerpt).trim(),
@@ -177,7 +201,7 @@ export class PostView {
 
   /** A venue or organizer record (its own or embedded in an event). */
   private linked(record: VenueRecord | OrganizerRecord, options: ViewOptions, links: ViewLinks): Wire {
-    const head = this.common(record);
+    const head = this.common(record, SHAPES[record.type]());
     const global_id = this.globalId(record.id);
     const global_id_lineage = [global_id, ...record.globalIdLineage];
     const full: Wire = Object.assign(head, {
@@ -202,9 +226,9 @@ export class PostView {
     return this.isOpen(record, options) ? wire : blank(record.type, wire);
   }
 
-  /** Keys every record starts with (events add `rest_url` after `url`; venues and organizers end with their global ids, see `linked`). */
-  private common(record: PostRecord): Wire {
-    const wire: Wire = { id: record.id };
+  /** The keys every record starts with (`COMMON_KEYS`), set on `wire` (made by its type's shape). */
+  private common(record: PostRecord, wire: Wire): Wire {
+    wire.id = record.id;
     if (record.type === 'event') {
       const globalId = this.globalId(record.id);
       Object.assign(wire, { global_id: globalId, global_id_lineage: [globalId, ...record.globalIdLineage] });
