@@ -293,7 +293,7 @@ async function termChange(id: number, repos: Repositories, group?: number): Prom
 
 const terms: Rules<TermsRepository, Repositories> = {
   findById: { reads: ([id]) => termRead(id) },
-  findMany: { reads: ([ids]) => ids.flatMap(termRead) },
+  taxonomies: { reads: ([ids]) => ids.flatMap(termRead) },
   withDescendants: { reads: () => [tag.termShapes('category')] },
   findBySlugOrName: { reads: ([taxonomy]) => [tag.termShapes(taxonomy)] },
   explainNameLookups: { reads: none },

@@ -142,7 +142,8 @@ export interface PostsRepository {
 /** Event categories and tags. */
 export interface TermsRepository {
   findById(id: number): Promise<TermRecord | null>;
-  findMany(ids: number[]): Promise<TermRecord[]>;
+  /** The taxonomy of each term of these ids that exists: what a write checks of the terms it names (no counts read). */
+  taxonomies(ids: number[]): Promise<Map<number, Taxonomy>>;
   /** The given categories and all their descendants. */
   withDescendants(ids: number[]): Promise<number[]>;
   /**

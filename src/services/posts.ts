@@ -2,7 +2,7 @@ import { DateTime } from 'luxon';
 import type { components } from '../../generated/api.js';
 import type { Config } from '../config.js';
 import type { Engine, Repositories, ViewLinks, WriteOptions } from '../db/engine.js';
-import type { EventRecord, NewRecord, OrganizerRecord, PostBase, PostRecord, PostStatus, PostType, RecordOf, Taxonomy, TermRecord, VenueRecord } from '../db/records.js';
+import type { EventRecord, NewRecord, OrganizerRecord, PostBase, PostRecord, PostStatus, PostType, RecordOf, Taxonomy, VenueRecord } from '../db/records.js';
 import { hasCapabilities } from '../domain/capabilities.js';
 import { currencyOf } from '../domain/cost.js';
 import { parseZone, toWire } from '../domain/dates.js';
@@ -65,7 +65,8 @@ const isTermId = (item: number | string): boolean => typeof item === 'number' ||
 
 /** What an event's write names by id, read before it takes the write lock (PostUnits.writeEventAndShow): as found. */
 export interface KnownReferences {
-  terms: ReadonlyMap<number, TermRecord>;
+  /** The taxonomy of each term named. */
+  terms: ReadonlyMap<number, Taxonomy>;
   /** The type of each post named (venue, organizers, parent). */
   types: ReadonlyMap<number, PostType>;
 }
@@ -147,9 +148,9 @@ export class PostUnits {
     if (named.terms.length === 0 && named.posts.length === 0) record = await this.write(state, work, undefined, options());
     else {
       const known = await this.engine.read(async (repos): Promise<KnownReferences> => {
-        const [terms, types] = await Promise.all([repos.terms.findMany(named.terms), Promise.all(named.posts.map((id) => repos.posts.typeOf(id)))]);
+        const [terms, types] = await Promise.all([repos.terms.taxonomies(named.terms), Promise.all(named.posts.map((id) => repos.posts.typeOf(id)))]);
         return {
-          terms: new Map(terms.map((term) => [term.id, term])),
+          terms,
           types: new Map(named.posts.flatMap((id, i) => (types[i] ? [[id, types[i]] as const] : []))),
         };
       });
@@ -609,15 +610,16 @@ export class PostService {
   private async termsFor(taxonomy: Taxonomy, items: (number | string)[] | undefined, current: EventRecord | null): Promise<number[]> {
     if (items === undefined) {
       if (!current || current.termIds.length === 0) return [];
-      return (await this.repos.terms.findMany(current.termIds)).filter((t) => t.taxonomy === taxonomy).map((t) => t.id);
+      return [...(await this.repos.terms.taxonomies(current.termIds))].filter(([, of]) => of === taxonomy).map(([id]) => id);
     }
     const param = TAXONOMY[taxonomy].route;
     const ids: number[] = [];
     for (const item of items) {
       if (item === '') continue;
       if (isTermId(item)) {
-        const term = this.known?.terms.get(Number(item)) ?? (await this.repos.terms.findById(Number(item)));
-        if (term && term.taxonomy === taxonomy) ids.push(term.id);
+        const id = Number(item);
+        const of = this.known?.terms.get(id) ?? (await this.repos.terms.taxonomies([id])).get(id);
+        if (of === taxonomy) ids.push(id);
         continue;
       }
       const text = String(item); // not an id: a slug or a name

@@ -54,10 +54,10 @@ export class PostgresTerms implements TermsRepository {
     return rows[0] ? termFromRow(rows[0]) : null;
   }
 
-  async findMany(ids: number[]): Promise<TermRecord[]> {
-    if (ids.length === 0) return [];
-    const rows = await query<TermRow>(this.db, `SELECT t.*, ${COUNT_AT_2} AS count FROM terms t WHERE t.id = ANY($1::bigint[])`, [[...new Set(ids)], utcNowWire()]);
-    return rows.map(termFromRow);
+  async taxonomies(ids: number[]): Promise<Map<number, Taxonomy>> {
+    if (ids.length === 0) return new Map();
+    const rows = await query<{ id: number; taxonomy: Taxonomy }>(this.db, 'SELECT id, taxonomy FROM terms WHERE id = ANY($1::bigint[])', [[...new Set(ids)]]);
+    return new Map(rows.map((r) => [r.id, r.taxonomy]));
   }
 
   async withDescendants(ids: number[]): Promise<number[]> {
