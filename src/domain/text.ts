@@ -56,7 +56,8 @@ export function slugify(text: string): string {
     .replace(/[\s./\u00a0\u2013\u2014]+/g, '-')
     .replace(/[\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u00ab\u00bb\u2039\u203a\u00a1\u00bf\u2026\u00b4\u00a8\u00b8]/g, '')
     .replace(/\u00d7/g, 'x');
-  s = Array.from(s, (c) => (/[a-z0-9_%-]/.test(c) ? c : /[\x00-\x7f]/.test(c) ? '' : encodeURIComponent(c).toLowerCase())).join('');
+  // by code point: ASCII punctuation goes, anything else non-ASCII is percent-encoded
+  s = s.replace(/[^a-z0-9_%-]/gu, (c) => (c.charCodeAt(0) < 0x80 ? '' : encodeURIComponent(c).toLowerCase()));
   s = s.replace(/-+/g, '-').replace(/^-|-$/g, '');
   if (s.length > 200) {
     s = s.slice(0, 200).replace(/%[0-9a-f]?$/, '');
