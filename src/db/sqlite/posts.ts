@@ -191,10 +191,10 @@ export class SqlitePosts implements PostsRepository {
       },
       // each group looked up with its type: `type IN (…) AND translation_group IN (SELECT … json_each)` cost 20-35 µs
       // for an event's three groups, this 15-25 (its rows come in no useful order: viewLinks sorts them by id)
-      members: db.prepare<{ event: string; venue: string; organizer: string }, TranslationRow & { type: PostType }>(
+      members: objectRows(db.prepare<[{ event: string; venue: string; organizer: string }], TranslationRow & { type: PostType }>(
         (['event', 'venue', 'organizer'] as const).map((type) => `SELECT p.type, p.translation_group, p.lang, p.id, p.author_id, p.status, p.status_before_trash, p.date_utc
            FROM json_each(@${type}) j CROSS JOIN posts p ON p.type = '${type}' AND p.translation_group = j.value`).join(' UNION ALL '),
-      ),
+      )),
       translations: db.prepare<{ type: string; groups: string }, TranslationRow>(
         `SELECT translation_group, lang, id, author_id, status, status_before_trash, date_utc FROM posts
          WHERE type = @type AND translation_group IN (SELECT value FROM json_each(@groups)) ORDER BY id`,
@@ -286,8 +286,8 @@ export class SqlitePosts implements PostsRepository {
     const linkedRecords = [...venues.values(), ...organizers.values()];
 
     const groupsOf = (type: PostType, records: PostRecord[]) => JSON.stringify([...new Set([...q.groups[type], ...records.map((r) => r.translationGroup)])]);
-    const rows = this.stmts.members
-      .all({ event: groupsOf('event', []), venue: groupsOf('venue', [...venues.values()]), organizer: groupsOf('organizer', [...organizers.values()]) })
+    const rows = this.stmts
+      .members({ event: groupsOf('event', []), venue: groupsOf('venue', [...venues.values()]), organizer: groupsOf('organizer', [...organizers.values()]) })
       .sort((a, b) => a.id - b.id); // members in id order: a translation group's languages are listed in that order
     const members: ViewLinks['members'] = {
       event: groupMembers('event', rows.filter((r) => r.type === 'event')),

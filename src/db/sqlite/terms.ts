@@ -3,7 +3,7 @@ import { collationKey, foldForSearch, slugify } from '../../domain/text.js';
 import type { TermsRepository, Translations } from '../engine.js';
 import type { Taxonomy, TermInput, TermListQuery, TermRecord } from '../records.js';
 import type { Db } from './connection.js';
-import { explainStatement, StatementCache } from './sql.js';
+import { explainStatement, objectRows, StatementCache } from './sql.js';
 import { utcNowWire } from '../generation.js';
 
 interface TermRow { id: number; taxonomy: string; name: string; slug: string; description: string; parent_id: number | null; lang: string; translation_group: number; count: number }
@@ -42,10 +42,10 @@ export class SqliteTerms implements TermsRepository {
       // in the order written (CROSS JOIN), so it never scans the terms. One statement of the asked ids joined to
       // their groups' members cost 47 µs for twelve terms in their own language, this one 26.
       // from the ids to the terms, as taxonomies
-      withTranslations: db.prepare<{ ids: string; lang: string; now: string }, TermRow>(`SELECT t.*, ${COUNT} AS count FROM json_each(@ids) j CROSS JOIN terms t ON t.id = j.value
+      withTranslations: objectRows(db.prepare<[{ ids: string; lang: string; now: string }], TermRow>(`SELECT t.*, ${COUNT} AS count FROM json_each(@ids) j CROSS JOIN terms t ON t.id = j.value
         UNION ALL
         SELECT t.*, ${COUNT} AS count FROM json_each(@ids) j CROSS JOIN terms a ON a.id = j.value AND a.lang <> @lang
-          CROSS JOIN terms t ON t.taxonomy = a.taxonomy AND t.translation_group = a.translation_group AND t.lang = @lang`),
+          CROSS JOIN terms t ON t.taxonomy = a.taxonomy AND t.translation_group = a.translation_group AND t.lang = @lang`)),
       descendants: db.prepare<{ ids: string }, { id: number }>(
         `WITH RECURSIVE down(id, depth) AS (SELECT value, 0 FROM json_each(@ids)
            UNION SELECT t.id, down.depth + 1 FROM terms t JOIN down ON t.parent_id = down.id WHERE down.depth < 64)
@@ -107,7 +107,7 @@ export class SqliteTerms implements TermsRepository {
   /** The terms asked for, and the terms of their translation groups in a language (for PostsRepository.viewLinks). */
   async withTranslations(ids: number[], lang: Lang): Promise<Map<number, TermRecord>> {
     if (ids.length === 0) return new Map();
-    return new Map(this.stmts.withTranslations.all({ ids: JSON.stringify([...new Set(ids)]), lang, now: utcNowWire() }).map((r) => [r.id, toTerm(r)]));
+    return new Map(this.stmts.withTranslations({ ids: JSON.stringify([...new Set(ids)]), lang, now: utcNowWire() }).map((r) => [r.id, toTerm(r)]));
   }
 
   /**
