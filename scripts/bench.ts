@@ -632,8 +632,9 @@ function previousSqliteFigures(text: string): { when: string; ratios: Map<string
 }
 
 /**
- * The server's CPU per request in units of the bare baseline's, measured in the same run: what stays comparable
- * between machines (and between runs on shared ones) whose speed differs several times over.
+ * The server's CPU per request in units of the bare baseline's, measured in the same run: closer between machines
+ * whose speed differs several times over than microseconds are, though not equal (the baseline is mostly system
+ * calls, a computed answer mostly JavaScript).
  */
 const cpuTimesBaseline = (r: Row) => r.cpuUs / r.baselineCpuUs;
 const times = (x: number) => `${x.toFixed(1)} ×`;
