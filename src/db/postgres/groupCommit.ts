@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { DatabaseUnavailable, StorageFull } from '../../errors.js';
 import { ChangeSet } from '../changes.js';
 import { classify, socketOf } from './connection.js';
+import { WriteBatches, type Outcome, type Settles } from '../writeBatches.js';
 
 /** The key of the transaction lock every write of every node takes: writes are serialised, as on SQLite. */
 export const WRITE_LOCK = 7_236_512_841;
@@ -21,17 +22,13 @@ export interface Attempt {
   alongside: boolean;
 }
 
-interface Pending {
+interface Pending extends Settles {
   work: (client: pg.PoolClient, context: BatchContext) => Promise<unknown>;
   /** The write run beside the others of its batch, when it may be (see `run`). */
   attempt?: (client: pg.PoolClient, context: BatchContext) => Promise<Attempt>;
   /** What the write changes, as it records it while it runs. */
   changes: ChangeSet;
-  resolve: (value: unknown) => void;
-  reject: (reason: unknown) => void;
 }
-
-export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /**
  * Group commit for PostgreSQL, as the SQLite engine has it: the writes that arrive while the previous batch is being
@@ -48,17 +45,14 @@ export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown
  * all of them (see `run`): by hand, 32 clients creating events on 480,000 went from 748–812 writes/s to
  * 1,172–1,279, with a third less CPU per write on each side.
  */
-export class PostgresGroupCommit {
-  private queue: Pending[] = [];
-  private running = false;
-  /** The batches being made, while there are any. */
-  private flushing: Promise<void> = Promise.resolve();
-
+export class PostgresGroupCommit extends WriteBatches<Pending> {
   constructor(
     private readonly pool: pg.Pool,
     /** SQL run just before COMMIT when at least one write of the batch succeeded (no parameters), given what they changed. */
     private readonly finish: (changes: ChangeSet) => string,
-  ) {}
+  ) {
+    super();
+  }
 
   /**
    * Queues a write. `attempt`, when given, runs the same write beside the other such writes of its batch: their
@@ -68,36 +62,10 @@ export class PostgresGroupCommit {
    * shortcut never changes an outcome, only what it costs.
    */
   run<T>(work: (client: pg.PoolClient, context: BatchContext) => Promise<T>, changes: ChangeSet, attempt?: (client: pg.PoolClient, context: BatchContext) => Promise<Attempt>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, attempt, changes, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.running) this.flushing = this.flush();
-    });
+    return this.enqueue({ work, attempt, changes });
   }
 
-  /**
-   * Resolves once every write queued so far (and any queued while they run) has settled: a process that stops waits
-   * for it before it closes the connections, so a write it took in is made or refused, never cut off halfway.
-   */
-  async settled(): Promise<void> {
-    while (this.running) await this.flushing;
-  }
-
-  private async flush(): Promise<void> {
-    this.running = true;
-    try {
-      while (this.queue.length > 0) {
-        // let every request read meanwhile join this batch
-        await new Promise((resolve) => setImmediate(resolve));
-        const batch = this.queue;
-        this.queue = [];
-        await this.commit(batch);
-      }
-    } finally {
-      this.running = false;
-    }
-  }
-
-  private async commit(batch: Pending[]): Promise<void> {
+  protected async commit(batch: Pending[]): Promise<void> {
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();

@@ -1,16 +1,13 @@
 import type { Statement } from 'better-sqlite3';
 import { ChangeSet } from '../changes.js';
 import type { Db } from './connection.js';
+import { WriteBatches, type Outcome, type Settles } from '../writeBatches.js';
 
-interface Pending {
+interface Pending extends Settles {
   work: () => Promise<unknown>;
   /** What the write changes, as it records it while it runs; null for bookkeeping (the change log is not written). */
   changes: ChangeSet | null;
-  resolve: (value: unknown) => void;
-  reject: (reason: unknown) => void;
 }
-
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /**
  * Group commit: the writes that arrive while the previous commit is being made durable share the next one. Each
@@ -24,11 +21,7 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
  * Writes are asynchronous functions, but only this queue uses the writing connection, so a batch runs alone on it
  * however its writes interleave with other work of the process; readers have connections of their own.
  */
-export class GroupCommit {
-  private queue: Pending[] = [];
-  private running = false;
-  /** The batches being made, while there are any. */
-  private flushing: Promise<void> = Promise.resolve();
+export class GroupCommit extends WriteBatches<Pending> {
   private readonly statements: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'undo', Statement>;
 
   /**
@@ -36,6 +29,7 @@ export class GroupCommit {
    * batch's successful writes changed.
    */
   constructor(private readonly db: Db, private readonly finish: (changes: ChangeSet) => void, private readonly durable: (() => Promise<void>) | null = null) {
+    super();
     this.statements = {
       begin: db.prepare('BEGIN IMMEDIATE'),
       commit: db.prepare('COMMIT'),
@@ -48,36 +42,10 @@ export class GroupCommit {
 
   /** Runs `work` in the next batch; resolves with its result once that batch is durable. */
   run<T>(work: () => Promise<T>, changes: ChangeSet | null): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, changes, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.running) this.flushing = this.flush();
-    });
+    return this.enqueue({ work, changes });
   }
 
-  /**
-   * Resolves once every write queued so far (and any queued while they run) has settled: a process that stops waits
-   * for it before it closes the connections, so a write it took in is made or refused, never cut off halfway.
-   */
-  async settled(): Promise<void> {
-    while (this.running) await this.flushing;
-  }
-
-  private async flush(): Promise<void> {
-    this.running = true;
-    try {
-      while (this.queue.length > 0) {
-        // after the poll phase: every request read meanwhile joins this batch
-        await new Promise((resolve) => setImmediate(resolve));
-        const batch = this.queue;
-        this.queue = [];
-        await this.commit(batch);
-      }
-    } finally {
-      this.running = false;
-    }
-  }
-
-  private async commit(batch: Pending[]): Promise<void> {
+  protected async commit(batch: Pending[]): Promise<void> {
     const outcomes: Outcome[] = [];
     const { begin, commit, rollback, savepoint, release, undo } = this.statements;
     try {
