@@ -18,7 +18,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import { openEngine } from '../src/db/open.js';
 import { addGeneratedPassword, ensureBootstrapAdmin } from '../src/domain/passwords.js';
 import { createLogger } from '../src/log.js';
-import { ContractChecker } from '../test/helpers/contract.js';
+import { answerBody, ContractChecker } from '../test/helpers/contract.js';
 import { basicAuth, createFixtures, describeRequest, fuzzProperty, settings, type Credentials, type FuzzContext, type FuzzFailure, type FuzzRequest, type FuzzTarget, type RawAnswer } from './fuzzGenerators.js';
 
 const { values } = parseArgs({
@@ -80,8 +80,8 @@ const target: FuzzTarget = {
     const response = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(30_000) });
     lastRequestId = response.headers.get('x-request-id') ?? '';
     const text = await response.text();
-    const parsed: unknown = text ? JSON.parse(text) : undefined;
-    await contract.check(method, url, response.status, parsed);
+    const parsed = answerBody(text, response.headers.get('Content-Type'));
+    await contract.check(method, url, response.status, parsed, response.headers.get('Content-Type'));
     return { status: response.status, body: parsed, text };
   },
 };

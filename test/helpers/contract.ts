@@ -5,6 +5,12 @@ import { loadSpec } from '../../src/http/spec.js';
 
 const CUSTOM_FORMATS = ['wp-date-input', 'wp-timezone', 'wp-url-or-empty'];
 
+/** An answer's body as `ContractChecker.check` takes it: JSON parsed; any other (a calendar, the documentation page) its text. */
+export function answerBody(text: string, contentType: string | null): unknown {
+  if (!text) return undefined;
+  return (contentType ?? '').startsWith('application/json') ? JSON.parse(text) : text;
+}
+
 /**
  * A response schema as a `_fields` answer must match it: every key optional (the caller chose which to keep), but
  * every key that is there of the declared type, and none that is not declared. `oneOf` becomes `anyOf`, since a

@@ -14,7 +14,7 @@ import type { Role } from '../../src/domain/capabilities.js';
 import { addGeneratedPassword, ensureBootstrapAdmin } from '../../src/domain/passwords.js';
 import { createLogger } from '../../src/log.js';
 import { createHttpServer } from '../../src/server.js';
-import { ContractChecker } from './contract.js';
+import { answerBody, ContractChecker } from './contract.js';
 import { lockoutSql as lockoutSqlOn, rawSql, testDatabase, TEST_ENGINE, type TestDatabase } from './engines.js';
 
 export const NS = '/wp-json/tribe/events/v1';
@@ -249,10 +249,7 @@ export function checkTextAnswer(method: string, url: string, status: number, tex
 }
 
 /** A JSON answer parsed; any other (a calendar, the documentation page) as its text. */
-function parseBody(text: string, headers: Headers): any {
-  if (!text) return undefined;
-  return (headers.get('Content-Type') ?? '').startsWith('application/json') ? JSON.parse(text) : text;
-}
+const parseBody = (text: string, headers: Headers): any => answerBody(text, headers.get('Content-Type'));
 
 /** A raw connection (see `TestServer.connect`). */
 export interface RawConnection {
