@@ -1619,7 +1619,7 @@ export interface components {
              * @description End, read like `start_date`. An end before the start is silently corrected to the start. Required on create. On update, a lone `end_date` moves only the end.
              */
             end_date?: string;
-            /** @description Featured image. Send the id of a media record (integer or digit string; an unknown id → 400), or an `http(s)` URL, which registers a media record for the URL (no download) and uses it. `""` removes the image. Default: none. */
+            /** @description Featured image. Send the id of a media record (integer or digit string; an unknown id → 400), or an `http(s)` URL, which registers a media record for the URL (no download) and uses it. The URL is kept normalised as RFC 3986 spells it: what the answers show as `image.url` is a valid `uri` (`https://cdn.example.org/a|b.png` is kept as `https://cdn.example.org/a%7Cb.png`, and names the same media record). `""` removes the image. Default: none. */
             image?: number | string;
             /** @description Cost: one string or several. Each may be a number (`20`), a range (`5-25`), a number with a currency symbol before or after (`$20`, `20€`), or words (`Free`). The currency symbol and its position are taken from the non-numeric part that all values share. `""` or `[]` clears the cost. Default: none. */
             cost?: string | string[];
@@ -1744,7 +1744,7 @@ export interface components {
              * @description Venue website, an absolute URL with scheme and host; `""` clears it.
              */
             website?: string;
-            /** @description Featured image. Send the id of a media record (integer or digit string; an unknown id → 400), or an `http(s)` URL, which registers a media record for the URL. `""` removes the image. */
+            /** @description Featured image. Send the id of a media record (integer or digit string; an unknown id → 400), or an `http(s)` URL, which registers a media record for the URL, kept normalised as RFC 3986 spells it (as an event's image). `""` removes the image. */
             image?: number | string;
             /** @description Sets the venue's password; `""` removes it. A protected venue is still returned but blanked, unless the request's `password` parameter matches. Almanac extension. */
             password?: string;
@@ -1806,7 +1806,7 @@ export interface components {
             website?: string;
             /** @description E-mail address, stored as sent (not validated, as in the plugin); `""` clears it. */
             email?: string;
-            /** @description Featured image. Send the id of a media record (integer or digit string; an unknown id → 400), or an `http(s)` URL, which registers a media record for the URL. `""` removes the image. */
+            /** @description Featured image. Send the id of a media record (integer or digit string; an unknown id → 400), or an `http(s)` URL, which registers a media record for the URL, kept normalised as RFC 3986 spells it (as an event's image). `""` removes the image. */
             image?: number | string;
             /** @description Sets the organizer's password; `""` removes it. A protected organizer is still returned but blanked, unless the request's `password` parameter matches. Almanac extension. */
             password?: string;

@@ -171,7 +171,21 @@ export function slugForQuery(text: string): string {
     .replace(/^-|-$/g, '');
 }
 
-/** An absolute http(s) URL with a real host name (or IP address), as WordPress's URL checks want; normalised, or null. */
+/**
+ * What RFC 3986 does not allow as it is in a URL's parts (besides its unreserved characters, its sub-delimiters and
+ * `%` starting an octet, it allows `extra`): the WHATWG parser leaves `[`, `]`, `|`, `^`, `{`, `}`, a stray `%` and a
+ * fragment's second `#` as they came, and a URL holding one fails the `uri` format the answers promise.
+ */
+const outsideUri = (extra: string) => new RegExp(`%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\\-._~!$&'()*+,;=%${extra}]`, 'g');
+const OUTSIDE_USERINFO = outsideUri('');
+const OUTSIDE_PATH = outsideUri(':@/?');
+/** `part` (ASCII: the WHATWG parser percent-encodes the rest) with what `outside` finds percent-encoded. */
+const encodedIn = (part: string, outside: RegExp) => part.replace(outside, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+
+/**
+ * An absolute http(s) URL with a real host name (or IP address), as WordPress's URL checks want; normalised (by the
+ * WHATWG parser, then to RFC 3986: `https://example.org/a[1]` is `https://example.org/a%5B1%5D`), or null.
+ */
 export function webUrl(text: string): string | null {
   let url: URL;
   try {
@@ -181,5 +195,8 @@ export function webUrl(text: string): string | null {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
   if (!/^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])$/i.test(url.hostname)) return null;
-  return url.href;
+  const password = url.password ? `:${encodedIn(url.password, OUTSIDE_USERINFO)}` : '';
+  const credentials = url.username || password ? `${encodedIn(url.username, OUTSIDE_USERINFO)}${password}@` : '';
+  const fragment = url.hash ? `#${encodedIn(url.hash.slice(1), OUTSIDE_PATH)}` : '';
+  return `${url.protocol}//${credentials}${url.host}${encodedIn(url.pathname + url.search, OUTSIDE_PATH)}${fragment}`;
 }

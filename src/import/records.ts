@@ -6,7 +6,7 @@ import { costValues, formatCost, type CostCurrency } from '../domain/cost.js';
 import { toWire, WIRE_FORMAT } from '../domain/dates.js';
 import { fromUtcWire } from '../domain/eventTimes.js';
 import { autop, renderTitle } from '../domain/html.js';
-import { escapeTermName } from '../domain/text.js';
+import { escapeTermName, webUrl } from '../domain/text.js';
 import type { Lang } from '../domain/context.js';
 import { plainFields, type PlainDetails } from '../db/fields.js';
 
@@ -167,11 +167,33 @@ function imageOf(w: Wire): MediaRecord | null {
   if (image === undefined || image === false || image === null || (Array.isArray(image) && image.length === 0)) return null;
   if (typeof image !== 'object') throw new WireError('image is not an image');
   const i = image as Wire;
-  const url = text(i, 'url');
-  if (!/^https?:\/\//i.test(url)) throw new WireError('image has no URL');
-  const size = (key: string) => (typeof i[key] === 'number' && Number.isSafeInteger(i[key]) ? (i[key] as number) : null);
-  const sizes = i.sizes && typeof i.sizes === 'object' && !Array.isArray(i.sizes) ? (i.sizes as Record<string, unknown>) : null;
-  return { id: positive(i.id, 'image.id'), url, extension: text(i, 'extension', ''), width: size('width'), height: size('height'), filesize: size('filesize'), sizes };
+  const url = webUrl(text(i, 'url'));
+  if (url === null) throw new WireError('image has no URL');
+  return { id: positive(i.id, 'image.id'), url, extension: text(i, 'extension', ''), width: pixels(i.width), height: pixels(i.height), filesize: pixels(i.filesize), sizes: sizesOf(i.sizes) };
+}
+
+/** A width, height or file size as the answers show one (a whole number, 0 or more), or null. */
+const pixels = (value: unknown): number | null => (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null);
+
+/**
+ * The generated sizes of a source's image, as the answers show them (spec: ImageSize): each with the URL of its file,
+ * normalised as an image's own (`webUrl`), and of the rest only what has the right kind; a size without a usable URL
+ * is left out, and so are sizes when none is left.
+ */
+function sizesOf(value: unknown): Record<string, unknown> | null {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return null;
+  const sizes: Record<string, unknown> = {};
+  for (const [name, size] of Object.entries(value as Wire)) {
+    if (!size || typeof size !== 'object' || Array.isArray(size)) continue;
+    const s = size as Wire;
+    const url = typeof s.url === 'string' ? webUrl(s.url) : null;
+    if (url === null) continue;
+    const kept: Wire = {};
+    for (const key of ['width', 'height', 'filesize'] as const) if (pixels(s[key]) !== null) kept[key] = s[key];
+    if (typeof s['mime-type'] === 'string') kept['mime-type'] = s['mime-type'];
+    sizes[name] = { ...kept, url };
+  }
+  return Object.keys(sizes).length > 0 ? sizes : null;
 }
 
 function base(type: PostType, w: Wire, passLang: Lang, zone: Zone, notes: string[]): { id: number; globalId: string; record: Omit<PostBase, 'id' | 'translationGroup'> } {
