@@ -44,6 +44,19 @@ describe('errors in the shapes of the reference captures', () => {
     const big = await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name: 'x'.repeat(4000) } });
     expect(big.status).toBe(413);
     expect(big.body.code).toBe('rest_request_too_large');
+    // the key "__proto__" (a JavaScript object's prototype) is refused, said so, and nothing is written; other keys
+    // no field has, "constructor" among them, are ignored as WordPress ignores them, and reach no prototype
+    const categories = async () => (await s.sql<{ n: number }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM terms WHERE taxonomy = 'category'"))[0]!.n;
+    const before = await categories();
+    const json = (body: string) => s.raw('POST', `${NS}/categories`, { as: s.admin, body, headers: { 'Content-Type': 'application/json' } });
+    expect((await json('{"name": "Polluted", "__proto__": {"role": "administrator"}}')).body).toEqual({
+      code: 'rest_invalid_json', message: 'Invalid JSON body passed: the key "__proto__" is not accepted.',
+      data: { status: 400, json_error_code: 4, json_error_message: 'Syntax error' },
+    });
+    expect(await categories()).toBe(before);
+    const ignored = await json('{"name": "Constructed", "constructor": {"prototype": {"role": "administrator"}}}');
+    expect(ignored).toMatchObject({ status: 201, body: { name: 'Constructed' } });
+    expect(({} as Record<string, unknown>).role).toBeUndefined();
     const scalar = await s.raw('POST', `${NS}/categories`, { as: s.admin, body: '[1,2]', headers: { 'Content-Type': 'application/json' } });
     expect(scalar.body.code).toBe('rest_missing_callback_param');
     expect(await s.raw('GET', `${NS}/categories?xlate_language=es`)).toMatchObject({ status: 400, body: { code: 'rest_invalid_param', data: { params: { xlate_language: 'Invalid parameter.' } } } });

@@ -100,5 +100,11 @@ function bodyError(err: Error & { status?: number; type?: string }): ApiError {
   if (err.status === 415 || err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
     return new ApiError(415, 'rest_unsupported_encoding', 'The request body uses an encoding this server does not read.');
   }
+  // the parser refuses a key "__proto__" (an object's prototype in JavaScript); no field of this API has that name
+  if (/forbidden prototype property/.test(err.message)) {
+    return new ApiError(400, 'rest_invalid_json', 'Invalid JSON body passed: the key "__proto__" is not accepted.', {
+      json_error_code: 4, json_error_message: 'Syntax error',
+    });
+  }
   return new ApiError(400, 'rest_invalid_json', 'Invalid JSON body passed.', { json_error_code: 4, json_error_message: 'Syntax error' });
 }
