@@ -230,6 +230,20 @@ describe('iCalendar text written by users', () => {
     return unfolded;
   }
 
+  it('decodes the character references it knows, once, and leaves any other as it is', async () => {
+    // `&constructor;` names no character, but it is a key of every JavaScript object: a lookup in an object literal
+    // put the source of Object's constructor in the file
+    const references = 'Tom &constructor; Jerry &amp;amp; &#8220;q&#8221; &#x1F3B7; &bogus; &#0; &#x110000; &Copy; end';
+    const e = await post('/events', { title: `References ${references}`, description: `<p>${references.repeat(400)}</p>`, start_date: '2027-05-11 19:00:00', end_date: '2027-05-11 21:00:00' });
+    const r = await s.raw('GET', `${NS}/events/${e.id}/ics`);
+    expectWellFormedLines(r.text);
+    const { event: parsed } = parse(r.text).events[0]!;
+    const decoded = 'Tom &constructor; Jerry &amp; “q” 🎷 &bogus; &#0; &#x110000; © end';
+    expect(parsed.summary).toBe(`References ${decoded}`);
+    expect(parsed.description).toBe(decoded.repeat(400));
+    expect(r.text).not.toContain('function');
+  });
+
   it('cannot add a line, a component or a parameter through any field of an event file', async () => {
     const r = await s.raw('GET', `${NS}/events/${event.id}/ics`);
     expect(r.status).toBe(200);

@@ -57,20 +57,22 @@ const octets = (codePoint: number) => (codePoint < 0x80 ? 1 : codePoint < 0x800 
  */
 function fold(line: string): string {
   if (Buffer.byteLength(line) <= 75) return line;
+  // cut by slices of the line, not built character by character: a description of megabytes is folded in milliseconds
   const parts: string[] = [];
-  let part = '';
+  let start = 0;
   let size = 0;
   let room = 75;
-  for (const ch of line) {
-    const n = octets(ch.codePointAt(0)!);
+  for (let i = 0; i < line.length;) {
+    const codePoint = line.codePointAt(i)!;
+    const n = octets(codePoint);
     if (size + n > room) {
-      parts.push(part);
-      [part, size, room] = ['', 0, 74]; // the leading space takes the 75th octet
+      parts.push(line.slice(start, i));
+      [start, size, room] = [i, 0, 74]; // the leading space takes the 75th octet
     }
-    part += ch;
     size += n;
+    i += codePoint > 0xffff ? 2 : 1;
   }
-  parts.push(part);
+  parts.push(line.slice(start));
   return parts.join('\r\n ');
 }
 
