@@ -93,7 +93,25 @@ const TITLE_POLICY: sanitizeHtml.IOptions = { ...CONTENT_POLICY, allowedTags: ['
  */
 export function cleanHtml(html: string, kind: 'content' | 'title', unfiltered: boolean): string {
   if (unfiltered || !/[<&]/.test(html)) return html;
-  return sanitizeHtml(html, kind === 'title' ? TITLE_POLICY : CONTENT_POLICY);
+  const ahead = html.length >= CLEANED_AHEAD_FROM ? cleanedAhead[kind].get(html) : undefined;
+  return ahead ?? sanitizeHtml(html, kind === 'title' ? TITLE_POLICY : CONTENT_POLICY);
+}
+
+/**
+ * Texts from this many characters are cleaned ahead of their write, off the event loop (cleanAhead.ts): cleaning a
+ * description of 900 KB of nested markup held it for 430-900 ms.
+ */
+export const CLEANED_AHEAD_FROM = 64 * 1024;
+/** The texts cleaned ahead, by kind and text, the latest few: the write that sent them finds them here. */
+const cleanedAhead = { content: new Map<string, string>(), title: new Map<string, string>() };
+const CLEANED_AHEAD_KEPT = 16;
+
+/** Keeps what `cleanHtml` would make of a text, made elsewhere (a worker thread), for the write that sent it. */
+export function keepCleaned(kind: 'content' | 'title', html: string, clean: string): void {
+  const kept = cleanedAhead[kind];
+  kept.delete(html);
+  kept.set(html, clean);
+  if (kept.size > CLEANED_AHEAD_KEPT) kept.delete(kept.keys().next().value!);
 }
 
 // a Map, not an object literal: `&constructor;` named Object's constructor, and a feed showed its source in its place

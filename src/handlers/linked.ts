@@ -26,8 +26,8 @@ function linkedHandlers(type: Linked, posts: PostUnits) {
         return { status: 200 as const, body: body as never, headers };
       }),
     remove: async (c: Ctx, state: RequestState) => ({ status: 200 as const, body: await posts.writeAndShow(state, async (s) => s.trash(await find(s, c), passwordOf(c))) }),
-    update: async (c: Ctx, state: RequestState) => ({ status: 200 as const, body: await posts.writeAndShow(state, async (s) => s.updateLinked(await find(s, c), body(c), passwordOf(c))) }),
-    create: async (c: { request: { requestBody?: unknown } }, state: RequestState) => ({ status: 201 as const, body: await posts.writeAndShow(state, (s) => s.createLinked(type, body(c))) }),
+    update: async (c: Ctx, state: RequestState) => ({ status: 200 as const, body: await posts.writeAndShow(state, async (s) => s.updateLinked(await find(s, c), body(c), passwordOf(c)), body(c)) }),
+    create: async (c: { request: { requestBody?: unknown } }, state: RequestState) => ({ status: 201 as const, body: await posts.writeAndShow(state, (s) => s.createLinked(type, body(c)), body(c)) }),
   };
 }
 

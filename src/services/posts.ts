@@ -7,6 +7,7 @@ import { hasCapabilities } from '../domain/capabilities.js';
 import { currencyOf } from '../domain/cost.js';
 import { parseZone, toWire } from '../domain/dates.js';
 import { eventTimes, fromUtcWire, publicationDate, TimeInputError } from '../domain/eventTimes.js';
+import { cleanAhead } from '../domain/cleanAhead.js';
 import { cleanHtml } from '../domain/html.js';
 import { CAPABILITY_TYPE, mayChange, mayRead, resolveStatus, unlocks } from '../domain/postRules.js';
 import { PostView, type ViewOptions } from '../domain/postView.js';
@@ -139,9 +140,11 @@ export class PostUnits {
    * 432–441 to 549–554. A record or term deleted in between fails the write's link to it (a foreign key): the
    * write, undone, runs again, reading them under the lock. What was not found before is looked for again under the
    * lock. A term's taxonomy and a post's type never change. `creates`: the write makes a new event, which may then be
-   * nothing but its insert under the lock (`onlyInserts`; see WriteOptions.insertOnly).
+   * nothing but its insert under the lock (`onlyInserts`; see WriteOptions.insertOnly). Its large HTML is cleaned
+   * first, off the event loop (cleanAhead).
    */
   async writeEventAndShow(state: RequestState, body: EventFields, work: (s: PostService) => Promise<PostRecord>, creates = false): Promise<never> {
+    await cleanAhead(body, hasCapabilities(state.user?.role ?? null, ['unfiltered_html']));
     const named = referencesIn(body);
     const options = (known?: KnownReferences): WriteOptions => ({ insertOnly: creates && onlyInserts(body, named, known) });
     let record: PostRecord;
@@ -169,9 +172,11 @@ export class PostUnits {
    * answers a write). The write holds the write lock for its own statements only; the answer's links are read once it
    * is committed, in a read of their own, so they may show a later write too, as a GET right after it would. On
    * PostgreSQL the answer's round trip and view held every write of the batch behind them: by hand, POST /events went
-   * from 477–492 to 544–576 writes/s (the same on SQLite).
+   * from 477–492 to 544–576 writes/s (the same on SQLite). `body`: what the write was sent, whose large HTML is
+   * cleaned before it, off the event loop (cleanAhead).
    */
-  async writeAndShow(state: RequestState, work: (s: PostService) => Promise<PostRecord>): Promise<never> {
+  async writeAndShow(state: RequestState, work: (s: PostService) => Promise<PostRecord>, body?: unknown): Promise<never> {
+    await cleanAhead(body, hasCapabilities(state.user?.role ?? null, ['unfiltered_html']));
     const record = await this.write(state, work);
     return this.read(state, (s) => s.written(record));
   }

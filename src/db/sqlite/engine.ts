@@ -2,9 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import { DateTime } from 'luxon';
 import { existsSync } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
-import { projectRoot } from '../../paths.js';
+import { workerScript } from '../../paths.js';
 import { Turns } from '../../turns.js';
 import type { Engine, Repositories, WriteUnit } from '../engine.js';
 import { StorageFull } from '../../errors.js';
@@ -37,13 +35,6 @@ export function repositoriesOf(db: Db): Repositories {
   return { posts: new SqlitePosts(db, { terms, media }), terms, users: new SqliteUsers(db), media };
 }
 
-/** Where the read thread's script is: beside this module once built, in dist/ when the sources run under a test runner. */
-function readThreadScript(): URL | null {
-  const beside = new URL('./readThread.js', import.meta.url);
-  if (existsSync(fileURLToPath(beside))) return beside;
-  const built = join(projectRoot, 'dist', 'src', 'db', 'sqlite', 'readThread.js');
-  return existsSync(built) ? new URL(`file://${built}`) : null;
-}
 
 /**
  * Makes what was written to a file durable: an fsync on libuv's threads, through a handle kept open. The write-ahead
@@ -173,7 +164,7 @@ export class SqliteEngine implements Engine {
       const now = utcNowWire();
       return tracker.advance(seq, (from) => readChanges(from, changesFrom.all(from, MAX_CHANGES_READ + 1)), now, () => nextScheduled(now));
     });
-    const script = memory ? null : readThreadScript();
+    const script = memory ? null : workerScript(new URL('./readThread.js', import.meta.url));
     const size = options.readThreads ?? 2;
     this.threads = script && size > 0 ? new ReadThreads(script, { path }, size) : null;
     this.listTurns = memory ? null : new Turns(2 * Math.max(1, this.threads ? size : 1));
