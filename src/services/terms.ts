@@ -4,6 +4,7 @@ import { DateTime } from 'luxon';
 import { hasCapabilities } from '../domain/capabilities.js';
 import { toWire } from '../domain/dates.js';
 import { eventAsFilter } from '../domain/postRules.js';
+import { cleanAhead } from '../domain/cleanAhead.js';
 import { cleanHtml } from '../domain/html.js';
 import { depthProblem, MAX_PER_PAGE } from '../domain/listLimits.js';
 import { TAXONOMY, termToWire, type TermViewContext } from '../domain/termView.js';
@@ -133,8 +134,9 @@ export class TermService<T extends Taxonomy> {
     }, state.reads);
   }
 
-  create(fields: TermFields, raw: Record<string, unknown>, state: RequestState) {
+  async create(fields: TermFields, raw: Record<string, unknown>, state: RequestState) {
     this.refuseParentOnTags(raw);
+    await this.cleanAhead(fields, state);
     const name = this.cleanName(fields.name ?? '');
     const parentId = fields.parent ?? 0;
     const translationOf = fields.translation_of ?? null;
@@ -154,7 +156,8 @@ export class TermService<T extends Taxonomy> {
     });
   }
 
-  update(id: number, fields: TermFields, raw: Record<string, unknown>, state: RequestState) {
+  async update(id: number, fields: TermFields, raw: Record<string, unknown>, state: RequestState) {
+    await this.cleanAhead(fields, state);
     return this.engine.write(async (repos) => {
       const current = await this.existing(repos, id);
       this.refuseParentOnTags(raw);
@@ -202,6 +205,11 @@ export class TermService<T extends Taxonomy> {
 
   private cleanDescription(description: string, state: RequestState): string {
     return cleanHtml(description, 'content', hasCapabilities(state.user?.role ?? null, ['unfiltered_html']));
+  }
+
+  /** A large description cleaned before the write, off the event loop (see cleanAhead). */
+  private cleanAhead(fields: TermFields, state: RequestState): Promise<void> {
+    return cleanAhead({ description: fields.description }, hasCapabilities(state.user?.role ?? null, ['unfiltered_html']));
   }
 
   private refuseParentOnTags(raw: Record<string, unknown>): void {
