@@ -102,9 +102,12 @@ export function cleanHtml(html: string, kind: 'content' | 'title', unfiltered: b
  * description of 900 KB of nested markup held it for 430-900 ms.
  */
 export const CLEANED_AHEAD_FROM = 64 * 1024;
-/** The texts cleaned ahead, by kind and text, the latest few: the write that sent them finds them here. */
+/**
+ * The texts cleaned ahead, by kind and text, the latest few: the write that sent them finds them here. Each may hold
+ * megabytes (a text and what cleaning made of it): a write whose text went is cleaned on the event loop, as before.
+ */
 const cleanedAhead = { content: new Map<string, string>(), title: new Map<string, string>() };
-const CLEANED_AHEAD_KEPT = 16;
+const CLEANED_AHEAD_KEPT = 8;
 
 /** Keeps what `cleanHtml` would make of a text, made elsewhere (a worker thread), for the write that sent it. */
 export function keepCleaned(kind: 'content' | 'title', html: string, clean: string): void {
