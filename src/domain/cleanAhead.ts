@@ -2,12 +2,11 @@ import { Worker } from 'node:worker_threads';
 import { workerScript } from '../paths.js';
 import { CLEANED_AHEAD_FROM, keepCleaned } from './html.js';
 
-export interface CleanCall { id: number; html: string; kind: 'content' | 'title' }
+export interface CleanCall { id: number; html: string }
 export type CleanAnswer = { id: number; clean: string } | { id: number; error: string };
 
-/** Fields of a post's body that `cleanHtml` cleans, by kind (a venue's or organizer's name is its title). */
-const CONTENT_FIELDS = ['description', 'excerpt'];
-const TITLE_FIELDS = ['title', 'venue', 'organizer'];
+/** The fields of a body that can be that large: titles and names are 1,000 characters at most (spec). */
+const LARGE_FIELDS = ['description', 'excerpt'];
 
 /**
  * One thread that cleans large HTML, started on first use and left running (it keeps no process alive); null
@@ -44,7 +43,7 @@ function cleanInThread(call: Omit<CleanCall, 'id'>): Promise<void> {
   const id = ++nextId;
   return new Promise((resolve) => {
     waiting.set(id, (answer) => {
-      if ('clean' in answer) keepCleaned(call.kind, call.html, answer.clean);
+      if ('clean' in answer) keepCleaned(call.html, answer.clean);
       resolve();
     });
     worker.postMessage({ ...call, id });
@@ -52,8 +51,8 @@ function cleanInThread(call: Omit<CleanCall, 'id'>): Promise<void> {
 }
 
 /**
- * Cleans, before a write and off the event loop, the large HTML its body sends (from CLEANED_AHEAD_FROM characters:
- * the top-level fields and those of a venue or organizer created with an event), for a caller whose HTML is
+ * Cleans, before a write and off the event loop, the large HTML its body sends (descriptions and excerpts from
+ * CLEANED_AHEAD_FROM characters, its own and those of a venue or organizer created with an event), for a caller whose HTML is
  * cleaned; the write's `cleanHtml` then finds each text cleaned. Whatever could not be cleaned so is cleaned by the
  * write itself, as any smaller text is.
  */
@@ -61,9 +60,9 @@ export async function cleanAhead(body: unknown, unfiltered: boolean): Promise<vo
   if (unfiltered || body === null || typeof body !== 'object') return;
   const calls: Omit<CleanCall, 'id'>[] = [];
   const collect = (fields: Record<string, unknown>) => {
-    for (const [key, value] of Object.entries(fields)) {
-      const kind = CONTENT_FIELDS.includes(key) ? 'content' : TITLE_FIELDS.includes(key) ? 'title' : null;
-      if (kind && typeof value === 'string' && value.length >= CLEANED_AHEAD_FROM) calls.push({ html: value, kind });
+    for (const key of LARGE_FIELDS) {
+      const value = fields[key];
+      if (typeof value === 'string' && value.length >= CLEANED_AHEAD_FROM) calls.push({ html: value });
     }
   };
   const fields = body as Record<string, unknown>;

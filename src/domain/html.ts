@@ -93,7 +93,7 @@ const TITLE_POLICY: sanitizeHtml.IOptions = { ...CONTENT_POLICY, allowedTags: ['
  */
 export function cleanHtml(html: string, kind: 'content' | 'title', unfiltered: boolean): string {
   if (unfiltered || !/[<&]/.test(html)) return html;
-  const ahead = html.length >= CLEANED_AHEAD_FROM ? cleanedAhead[kind].get(html) : undefined;
+  const ahead = kind === 'content' && html.length >= CLEANED_AHEAD_FROM ? cleanedAhead.get(html) : undefined;
   return ahead ?? sanitizeHtml(html, kind === 'title' ? TITLE_POLICY : CONTENT_POLICY);
 }
 
@@ -103,18 +103,17 @@ export function cleanHtml(html: string, kind: 'content' | 'title', unfiltered: b
  */
 export const CLEANED_AHEAD_FROM = 64 * 1024;
 /**
- * The texts cleaned ahead, by kind and text, the latest few: the write that sent them finds them here. Each may hold
- * megabytes (a text and what cleaning made of it): a write whose text went is cleaned on the event loop, as before.
+ * The content cleaned ahead, by text, the latest few: the write that sent it finds it here. Each may hold megabytes
+ * (a text and what cleaning made of it): a write whose text went is cleaned on the event loop, as before.
  */
-const cleanedAhead = { content: new Map<string, string>(), title: new Map<string, string>() };
+const cleanedAhead = new Map<string, string>();
 const CLEANED_AHEAD_KEPT = 8;
 
-/** Keeps what `cleanHtml` would make of a text, made elsewhere (a worker thread), for the write that sent it. */
-export function keepCleaned(kind: 'content' | 'title', html: string, clean: string): void {
-  const kept = cleanedAhead[kind];
-  kept.delete(html);
-  kept.set(html, clean);
-  if (kept.size > CLEANED_AHEAD_KEPT) kept.delete(kept.keys().next().value!);
+/** Keeps what `cleanHtml` would make of a content text, made elsewhere (a worker thread), for the write that sent it. */
+export function keepCleaned(html: string, clean: string): void {
+  cleanedAhead.delete(html);
+  cleanedAhead.set(html, clean);
+  if (cleanedAhead.size > CLEANED_AHEAD_KEPT) cleanedAhead.delete(cleanedAhead.keys().next().value!);
 }
 
 // a Map, not an object literal: `&constructor;` named Object's constructor, and a feed showed its source in its place

@@ -6,7 +6,7 @@ import type { CleanCall, CleanAnswer } from './cleanAhead.js';
 parentPort!.on('message', (call: CleanCall) => {
   let answer: CleanAnswer;
   try {
-    answer = { id: call.id, clean: cleanHtml(call.html, call.kind, false) };
+    answer = { id: call.id, clean: cleanHtml(call.html, 'content', false) };
   } catch (err) {
     answer = { id: call.id, error: String(err) };
   }
