@@ -2207,7 +2207,7 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description An iCalendar (RFC 5545) object, `text/calendar; charset=utf-8`. Every text from a record (titles, names, descriptions, addresses, category names) is escaped as a TEXT value (`\`, `;`, `,` escaped, every line break as `\n`, other control characters dropped), the organizer's name as a quoted parameter value (RFC 6868 `^n`, `^'`, `^^`) and its e-mail address as a percent-encoded `mailto:` URI, so no field can add a line, a property or a parameter. Lines are folded at 75 octets, never inside a UTF-8 sequence.
+         * @description An iCalendar (RFC 5545) object, `text/calendar; charset=utf-8`. Every text from a record (titles, names, descriptions, addresses, category names) is made plain text (scripts and styles dropped, `<br>`, block ends and list items as line breaks, other tags removed, character references decoded; a `<` that white space, another `<` or the end follows is text, as browsers read it) and escaped as a TEXT value (`\`, `;`, `,` escaped, every line break as `\n`, other control characters dropped), the organizer's name as a quoted parameter value (RFC 6868 `^n`, `^'`, `^^`) and its e-mail address as a percent-encoded `mailto:` URI, so no field can add a line, a property or a parameter. Lines are folded at 75 octets, never inside a UTF-8 sequence.
          * @example BEGIN:VCALENDAR
          *     VERSION:2.0
          *     PRODID:-//Almanac//Almanac//EN

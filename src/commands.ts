@@ -14,7 +14,7 @@ import { sqliteMigrationsDir } from './db/sqlite/migrate.js';
 import { isRole, ROLES, type Role } from './domain/capabilities.js';
 import { parseDateInput, toWire } from './domain/dates.js';
 import { addGeneratedPassword } from './domain/passwords.js';
-import { webUrl } from './domain/text.js';
+import { webUrl, withoutTrailing } from './domain/text.js';
 import { importSite, reportLines } from './import/importer.js';
 import { Source, type Credentials } from './import/source.js';
 import { NAMESPACE } from './http/spec.js';
@@ -108,7 +108,7 @@ function restBase(text: string | undefined): string {
   const href = webUrl(text);
   const url = href === null ? null : new URL(href);
   const route = url ? (url.searchParams.get('rest_route') ?? url.pathname) : '';
-  if (!route.replace(/\/+$/, '').endsWith(`/${NAMESPACE}`)) throw new UsageError(`${wanted}, not "${text}"`);
+  if (!withoutTrailing(route, '/').endsWith(`/${NAMESPACE}`)) throw new UsageError(`${wanted}, not "${text}"`);
   return href!;
 }
 

@@ -1,3 +1,4 @@
+import { withoutTrailing } from './domain/text.js';
 import { parseZone } from './domain/dates.js';
 import type { LogLevel } from './log.js';
 
@@ -75,7 +76,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError(`ALMANAC_PUBLIC_URL must be an absolute URL, not "${env.ALMANAC_PUBLIC_URL}"`);
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('ALMANAC_PUBLIC_URL must be http or https');
-    publicUrl = (url.origin + url.pathname).replace(/\/+$/, '');
+    publicUrl = withoutTrailing(url.origin + url.pathname, '/');
   }
 
   const bodyLimit = parseByteSize(env.ALMANAC_BODY_LIMIT || '1mb');

@@ -302,6 +302,63 @@ describe('hostile input: a clear 400, never a 5xx, nothing changed', () => {
   });
 });
 
+describe('input shaped to make a pattern retry itself: answered in time linear in its length', () => {
+  // each input is a long run that a pattern retried from every one of its positions (quadratic): at these lengths
+  // that took seconds to hours per request, while the event loop waited
+  let s: TestServer;
+  let event: number;
+  beforeAll(async () => {
+    s = await TestServer.start();
+    event = (await s.raw('POST', `${NS}/events`, { as: s.admin, json: { title: 'Target', start_date: '2031-03-01 10:00', end_date: '2031-03-01 11:00' } })).body.id;
+  });
+  afterAll(() => s.close());
+  const timed = async <T>(send: () => Promise<T>): Promise<{ ms: number; result: T }> => {
+    const started = performance.now();
+    const result = await send();
+    return { ms: performance.now() - started, result };
+  };
+  const run = (length: number, unit: string, tail = 'x') => unit.repeat(Math.ceil(length / unit.length)) + tail;
+
+  it('headers, paths and query parameters of 50,000 characters (the server reads headers up to 64 KB)', async () => {
+    const cases: [string, () => Promise<{ status: number }>, number][] = [
+      ['If-None-Match', () => s.raw('GET', `${NS}/events/${event}`, { headers: { 'If-None-Match': `"a"${run(50_000, ' ')}` } }), 200],
+      ['If-Match', () => s.raw('PATCH', `${NS}/events/${event}`, { as: s.admin, json: { title: 'Target' }, headers: { 'If-Match': `"a"${run(50_000, '\t')}` } }), 412],
+      ['a path of slashes', () => s.raw('GET', `${NS}/events${run(50_000, '/')}`), 404],
+      ['a number of digits', () => s.raw('GET', `${NS}/events?per_page=${run(50_000, '1')}`), 400],
+    ];
+    for (const [name, send, status] of cases) {
+      const { ms, result } = await timed(send);
+      expect(result.status, name).toBe(status);
+      expect(ms, name).toBeLessThan(2_000);
+    }
+  });
+
+  it('a description of 600 KB of "<" shown by id, in JSON and iCalendar, and in the feed; one of spaces matched as a venue', async () => {
+    const description = run(600_000, '<', '');
+    const created = await s.raw('POST', `${NS}/events`, { as: s.admin, json: { title: 'Angles', start_date: '2031-03-02 10:00', end_date: '2031-03-02 11:00', description } });
+    expect(created.status).toBe(201);
+    const id = created.body.id as number;
+    for (const path of [`${NS}/events/${id}`, `${NS}/events/${id}/ics`, `${NS}/events.ics?start_date=2031-03-02&end_date=2031-03-02`]) {
+      const { ms, result } = await timed(() => s.raw('GET', path));
+      expect(result.status, path).toBe(200);
+      expect(ms, path).toBeLessThan(5_000);
+    }
+    const ics = await s.raw('GET', `${NS}/events/${id}/ics`);
+    expect(ics.text.replace(/\r\n /g, '')).toContain('DESCRIPTION:<<<<'); // text, not a tag: nothing closes it
+
+    // a venue sent with a description is matched to an existing one of that name by comparing descriptions
+    const author = await s.user('author', 'spacious');
+    const venue = { venue: 'Wide Hall', description: `a${run(600_000, ' ')}` };
+    for (let i = 0; i < 2; i++) {
+      const { ms, result } = await timed(() => s.raw('POST', `${NS}/events`, { as: author, json: { title: `Wide ${i}`, start_date: '2031-03-03 10:00', end_date: '2031-03-03 11:00', venue } }));
+      expect(result.status).toBe(201);
+      expect(ms).toBeLessThan(5_000);
+    }
+    const venues = await s.sql<{ n: number }>(`SELECT CAST(COUNT(*) AS INTEGER) AS n FROM posts WHERE type = 'venue' AND title = 'Wide Hall'`);
+    expect(venues[0]!.n).toBe(1);
+  });
+});
+
 describe('non-public records never leak', () => {
   let s: TestServer;
   const secrets: string[] = [];

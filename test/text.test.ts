@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { collationKey, escapeTermName, foldForSearch, sanitizeTextField, slugify } from '../src/domain/text.js';
+import { plainText } from '../src/domain/html.js';
+import { collationKey, escapeTermName, foldForSearch, sanitizeTextField, slugify, withoutTrailing } from '../src/domain/text.js';
 
 describe('escapeTermName', () => {
   it.each([
@@ -205,5 +206,31 @@ describe('foldForSearch (LIKE under the same collation: one character with one)'
     expect(foldForSearch('ﬁlm')).not.toContain('fi');
     expect(foldForSearch('ısparta')).not.toBe(foldForSearch('isparta'));
     expect(foldForSearch('Йогурт')).toBe('йогурт');
+  });
+});
+
+describe('every text rule runs in time linear in its input', () => {
+  // runs a pattern once retried from each of their positions, a megabyte each (the body limit): quadratic, each took
+  // from minutes to hours
+  const megabyteOf = (unit: string) => `a${unit.repeat(Math.ceil(1_000_000 / unit.length))}x`;
+  it.each([
+    ['slugify', slugify, ['&', '&a', '&#', 'a=1&']],
+    ['collationKey', collationKey, [' ']],
+    ['plainText', plainText, ['<', '<li', '<br ', '<a ', '</p ', '<script>', ' \t', ' \n']],
+    ['sanitizeTextField', sanitizeTextField, ['<', ' ', '<a']],
+    ['withoutTrailing', (text: string) => withoutTrailing(text, '/'), ['/']],
+  ] as const)('%s', (_, rule, units) => {
+    for (const unit of units) {
+      const started = performance.now();
+      rule(megabyteOf(unit));
+      expect(performance.now() - started, JSON.stringify(unit)).toBeLessThan(2_000);
+    }
+  });
+
+  it('plainText reads a `<` that white space, another `<` or the end follows as text, as browsers do', () => {
+    expect(plainText('Price < 10 €<br>Doors at 7')).toBe('Price < 10 €\nDoors at 7');
+    expect(plainText('<<<')).toBe('<<<');
+    expect(plainText('a <<b>c')).toBe('a <c');
+    expect(plainText('<p>x</p><script>y()</script><script>never closed')).toBe('x\nnever closed');
   });
 });

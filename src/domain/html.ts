@@ -1,4 +1,5 @@
 import sanitizeHtml from 'sanitize-html';
+import { withoutTrailing } from './text.js';
 
 /** How WordPress renders stored text on the wire (titles, content), reproduced closely enough for clients. */
 
@@ -122,19 +123,62 @@ const ENTITIES = new Map(Object.entries({ amp: '&', lt: '<', gt: '>', quot: '"',
 /**
  * Rendered HTML as plain text (iCalendar's DESCRIPTION, SUMMARY): scripts and styles dropped, block ends and `<br>` as
  * line breaks, list items on lines of their own, other tags removed, entities decoded, runs of blank lines collapsed.
+ * Linear in the text, whatever it holds (see `stripTags`).
  */
 export function plainText(html: string): string {
   if (!/[<&\n]/.test(html)) return html.trim(); // most names and titles: nothing to strip, decode or collapse
-  const stripped = html
-    .replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, '')
-    .replace(/<br\s*\/?>/gi, '\n')
-    .replace(/<li\b[^>]*>/gi, '\n- ')
-    .replace(/<\/(p|div|h[1-6]|li|ul|ol|blockquote|pre|tr|table|figure)\s*>/gi, '\n')
-    .replace(/<[^>]*>/g, '');
-  return decodeEntities(stripped)
-    .replace(/[ \t]+\n/g, '\n')
+  return withoutBlankTails(decodeEntities(stripTags(html)))
     .replace(/\n{3,}/g, '\n\n')
     .trim();
+}
+
+/** What a tag becomes in plain text: a line break after `<br>` and a block's end, a list item's dash, else nothing. */
+function tagAsText(inside: string): string {
+  if (/^br\s*\/?$/i.test(inside) || /^\/(?:p|div|h[1-6]|li|ul|ol|blockquote|pre|tr|table|figure)\s*$/i.test(inside)) return '\n';
+  return /^li\b/i.test(inside) ? '\n- ' : '';
+}
+
+/**
+ * The text between tags. A tag is `<` to the next `>`, unless white space, another `<` or the end follows the `<` (`1 <
+ * 2` is text, as browsers and PHP's `strip_tags` read it); a `<script>` or `<style>` element goes whole, up to its
+ * closing tag. One pass: the replacements this stood for (`/<[^>]*>/g` and its kind) retried every `<` of a run with no
+ * `>` after it up to the end of the text (900 KB of `<` took minutes); here the next `>` is looked for once per
+ * stretch, and so is the end of each kind of element.
+ */
+function stripTags(html: string): string {
+  let out = '';
+  let at = 0; // the text from here on is not written yet
+  let next = 0;
+  let closing = -1; // the first `>` after the current `<`
+  const unclosed = new Set<string>(); // elements with no closing tag after the current point
+  for (let open = html.indexOf('<'); open >= 0; open = html.indexOf('<', next)) {
+    next = open + 1;
+    const after = html[open + 1];
+    if (after === undefined || after === '<' || /\s/.test(after)) continue;
+    if (closing < open) closing = html.indexOf('>', open);
+    if (closing < 0) break; // no `>` left: the rest is text
+    out += html.slice(at, open);
+    const inside = html.slice(open + 1, closing);
+    at = next = closing + 1;
+    const element = /^(script|style)\b/i.exec(inside)?.[1]!.toLowerCase();
+    if (element !== undefined && !unclosed.has(element)) {
+      const end = new RegExp(`</${element}\\s*>`, 'gi');
+      end.lastIndex = at;
+      if (end.test(html)) {
+        at = next = end.lastIndex;
+        continue;
+      }
+      unclosed.add(element);
+    }
+    out += tagAsText(inside);
+  }
+  return out + html.slice(at);
+}
+
+/** Each line without the spaces and tabs it ends with. */
+function withoutBlankTails(text: string): string {
+  if (!/[ \t]\n/.test(text)) return text;
+  return text.split('\n').map((line, i, lines) => (i === lines.length - 1 ? line : withoutTrailing(line, ' \t'))).join('\n');
 }
 
 const ENTITY = /&(#x[0-9a-f]+|#\d+|[a-z]+);/gi;

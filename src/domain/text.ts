@@ -17,6 +17,43 @@ export function escapeTermName(name: string): string {
   return out;
 }
 
+/*
+ * Every rule here runs on text a client sent, up to the body limit, so each one is linear in its length. A pattern
+ * that a failing match retries at every position of a run (`/ +$/` on spaces followed by a letter, `/&[^\s;]+;/` on
+ * `&&&…`) costs the square of that run: a megabyte of it held the event loop for hours. Such rules are loops instead.
+ */
+
+/** `text` without the characters of `chars` it ends with (`/[…]+$/`, without retrying the run at each of its positions). */
+export function withoutTrailing(text: string, chars: string): string {
+  let end = text.length;
+  while (end > 0 && chars.includes(text[end - 1]!)) end--;
+  return end === text.length ? text : text.slice(0, end);
+}
+
+/**
+ * `text` without its character references and anything looking like one (`&` up to the next `;`, with no white space
+ * between), as `sanitize_title` removes `/&.+?;/`. One pass: when the text after an `&` meets white space or its
+ * end before a `;`, so does the text after every `&` until there.
+ */
+function withoutReferences(text: string): string {
+  const run = /[^\s;]*/y;
+  let out = '';
+  let from = 0;
+  for (let amp = text.indexOf('&'); amp >= 0;) {
+    run.lastIndex = amp + 1;
+    run.test(text);
+    const end = run.lastIndex;
+    if (end > amp + 1 && text[end] === ';') {
+      out += text.slice(from, amp);
+      from = end + 1;
+      amp = text.indexOf('&', from);
+    } else {
+      amp = text.indexOf('&', text[end] === ';' ? amp + 1 : end);
+    }
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
 /** WordPress's `sanitize_text_field`: tags removed, line breaks and runs of white space folded, trimmed. */
 export function sanitizeTextField(text: string): string {
   return text
@@ -41,8 +78,8 @@ export function slugify(text: string): string {
   let s = text
     .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '') // lone surrogates cannot be encoded
     .replace(/<(?!\s)[^>]*>?/g, '') // PHP's strip_tags: `<` followed by white space starts no tag
-    .replace(/%(?![0-9a-fA-F]{2})/g, '') // percent signs that start no octet
-    .replace(/&[^\s;]+;/g, '')
+    .replace(/%(?![0-9a-fA-F]{2})/g, ''); // percent signs that start no octet
+  s = withoutReferences(s)
     .replace(/[ßæÆøØœŒđĐðÐþÞłŁıĸŉŋŊſ€]/g, (c) => TRANSLITERATION[c] ?? c)
     .normalize('NFC')
     // accents removed from Latin letters only: `é` → `e`, but `й`, `ї`, `한` stay as they are
@@ -145,7 +182,7 @@ export function foldForSearch(text: string): string {
  * these keys.
  */
 export function collationKey(text: string): string {
-  return fold(text, true).replace(/ +$/, '');
+  return withoutTrailing(fold(text, true), ' ');
 }
 
 /**

@@ -3,7 +3,7 @@ import addFormats from 'ajv-formats';
 import { OpenAPIBackend, OpenAPIRouter, type Context, type Document, type Operation, type ParsedRequest, type Request } from 'openapi-backend';
 import { hasCapabilities } from '../domain/capabilities.js';
 import { parseDateInput, parseZone } from '../domain/dates.js';
-import { webUrl } from '../domain/text.js';
+import { webUrl, withoutTrailing } from '../domain/text.js';
 import { FixedOffsetZone } from 'luxon';
 import { ApiError, forbidden, invalidParam, invalidParams, missingParams, noRoute } from '../errors.js';
 import { flattenAllOf, type SchemaNode } from './params.js';
@@ -173,7 +173,7 @@ function compileRoutes(api: OpenAPIBackend): void {
   api.router.getOperations = () => operations;
   api.router.matchOperation = ((req: { method: string; path: string }) => {
     const method = req.method.toLowerCase();
-    const path = req.path.length > 1 ? req.path.replace(/\/+$/, '') : req.path;
+    const path = req.path.length > 1 ? withoutTrailing(req.path, '/') : req.path;
     return table.find((r) => r.method === method && r.pattern.test(path))?.op;
   }) as typeof api.router.matchOperation;
 }

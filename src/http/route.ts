@@ -8,6 +8,7 @@ import { ApiError, invalidParams, noRoute } from '../errors.js';
 import { normalise, parseTextTree, TextValues, undecodablePair, type TextTree } from './params.js';
 import { requestHost, requestProtocol } from './origin.js';
 import type { LangPrefix } from '../domain/context.js';
+import { withoutTrailing } from '../domain/text.js';
 
 /** A request after the WordPress plumbing: real path and method, language prefix, matched operation. */
 export interface RoutedRequest {
@@ -65,7 +66,7 @@ export function resolveRoute(backend: Backend, config: Config): Middleware {
     if (restRoute instanceof TextValues && (path === '/' || path === '/index.php')) {
       path = '/wp-json' + (restRoute.last.startsWith('/') ? '' : '/') + restRoute.last;
     }
-    if (path.length > 1) path = path.replace(/\/+$/, '') || '/';
+    if (path.length > 1) path = withoutTrailing(path, '/') || '/';
 
     let method = ctx.method.toUpperCase();
     const override = (rawQuery._method instanceof TextValues ? rawQuery._method.last : ctx.get('X-HTTP-Method-Override')).toUpperCase();

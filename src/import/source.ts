@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NAMESPACE } from '../http/spec.js';
 import type { Wire } from './records.js';
+import { withoutTrailing } from '../domain/text.js';
 
 /**
  * The source of an import: a site speaking the plugin's `tribe/events/v1` API (WordPress with The Events Calendar,
@@ -61,7 +62,7 @@ const ROUTE_KEYS: Record<string, string> = { events: 'events', venues: 'venues',
 
 /** The site key of a URL as global ids write it: host and path without scheme, port or trailing slash. */
 function siteKey(url: URL, path: string): string {
-  return `${url.hostname}${path.replace(/\/+$/, '')}`;
+  return `${url.hostname}${withoutTrailing(path, '/')}`;
 }
 
 function describeFailure(err: unknown): string {
@@ -97,8 +98,8 @@ export class Source {
   url(route: string, params: Params = {}): string {
     const url = new URL(this.base);
     const restRoute = url.searchParams.get('rest_route');
-    if (restRoute !== null) url.searchParams.set('rest_route', [restRoute.replace(/\/+$/, ''), route].filter(Boolean).join('/'));
-    else url.pathname = [url.pathname.replace(/\/+$/, ''), route].filter(Boolean).join('/');
+    if (restRoute !== null) url.searchParams.set('rest_route', [withoutTrailing(restRoute, '/'), route].filter(Boolean).join('/'));
+    else url.pathname = [withoutTrailing(url.pathname, '/'), route].filter(Boolean).join('/');
     for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(name, String(value));
     return url.toString();
   }

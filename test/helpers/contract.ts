@@ -2,6 +2,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
 import { loadSpec } from '../../src/http/spec.js';
+import { withoutTrailing } from '../../src/domain/text.js';
 
 const CUSTOM_FORMATS = ['wp-date-input', 'wp-timezone', 'wp-url-or-empty'];
 
@@ -85,9 +86,10 @@ export class ContractChecker {
       }
     }
     const serverError = () => new Error(`${where}: server error ${JSON.stringify(body)}`);
-    let path = parsed.pathname.replace(/^\/(de|fr)(?=\/)/, '').replace(/(.)\/+$/, '$1');
+    let path = parsed.pathname.replace(/^\/(de|fr)(?=\/)/, '');
+    path = withoutTrailing(path, '/') || '/';
     const restRoute = parsed.searchParams.get('rest_route');
-    if (restRoute && (path === '/' || path === '/index.php')) path = '/wp-json' + restRoute.replace(/\/+$/, '');
+    if (restRoute && (path === '/' || path === '/index.php')) path = '/wp-json' + withoutTrailing(restRoute, '/');
     const override = parsed.searchParams.get('_method')?.toUpperCase();
     // HEAD is GET without the body
     const effective = override ?? (method === 'HEAD' ? 'GET' : method);
