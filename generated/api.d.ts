@@ -598,8 +598,9 @@ export interface paths {
          *     bounds and the limit (subscribe to a longer period in parts). `include` has no window.
          *     Password-protected events are left out. Each event is one `VEVENT` with a stable `UID`, `DTSTAMP` (last
          *     change), `SEQUENCE` (number of changes), `DTSTART`/`DTEND` in the event's timezone with its `VTIMEZONE`
-         *     (all-day events as dates, `DTEND` the day after the last day), `SUMMARY`, `DESCRIPTION` (plain text),
-         *     `LOCATION` (the venue), `URL`, `CATEGORIES` and `ORGANIZER` (organizers with an e-mail).
+         *     (all-day events as dates, `DTEND` the day after the last day), `SUMMARY`, `DESCRIPTION` (plain text; past
+         *     65,536 characters cut there with `…`, whole in the event's own `/events/{id}/ics`), `LOCATION` (the venue),
+         *     `URL`, `CATEGORIES` and `ORGANIZER` (organizers with an e-mail).
          */
         get: operations["getEventsCalendar"];
         put?: never;

@@ -1,6 +1,6 @@
 import ICAL from 'ical.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NS, TestServer } from './helpers/server.js';
+import { NS, readsDuring, TestServer } from './helpers/server.js';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -296,5 +296,39 @@ describe('iCalendar text written by users', () => {
     expect(mailto).toMatch(/^mailto:[A-Za-z0-9\-._~!$'()*+:@%]+$/);
     expect(decodeURIComponent(mailto.slice('mailto:'.length))).toBe(event.organizer[0].email);
     expect(event.organizer[0].email).toContain('";CN=forged;');
+  });
+});
+
+describe('iCalendar feeds of large descriptions', () => {
+  const words = (n: number) => 'lorem ipsum dolor sit amet '.repeat(Math.ceil(n / 27)).slice(0, n).trim();
+
+  it('cuts a description past 65,536 characters in the feed, with …, and keeps it whole in the event\'s own calendar', async () => {
+    const long = words(70_000);
+    const e = await post('/events', { title: 'Long read', description: long, start_date: '2027-06-01 10:00:00', end_date: '2027-06-01 11:00:00' });
+    const own = parse((await s.raw('GET', `${NS}/events/${e.id}/ics`)).text).events[0]!.event;
+    expect(own.description).toBe(long);
+    const feed = parse((await s.raw('GET', `${NS}/events.ics?start_date=2027-06-01&end_date=2027-06-01`)).text).events;
+    expect(feed.map((f) => f.event.uid)).toEqual([`event-${e.id}@127.0.0.1`]);
+    expect(feed[0]!.event.description).toBe(`${long.slice(0, 65_536)}…`);
+  });
+
+  it('renders a few events between turns of the event loop: other requests are answered while it works', async () => {
+    // six descriptions of 900 KB: one turn for all held the event loop for seconds
+    const markup = '<p>Doors &amp; seats &lt;limited&gt;, <b>bring</b> &#8220;tickets&#8221;<br>and a <a href="https://example.org/">map</a></p>';
+    const description = markup.repeat(Math.floor(900_000 / markup.length));
+    for (let i = 0; i < 6; i++) await post('/events', { title: `Heavy ${i}`, description, start_date: '2027-07-01 10:00:00', end_date: '2027-07-01 11:00:00' });
+    const probe = await post('/events', { title: 'Probe', start_date: '2027-08-01 10:00:00', end_date: '2027-08-01 11:00:00' });
+    await s.raw('GET', `${NS}/events/${probe.id}`);
+
+    const started = performance.now();
+    const { result: feed, reads, slowest } = await readsDuring(s.raw('GET', `${NS}/events.ics?start_date=2027-07-01&end_date=2027-07-01`), async () => {
+      expect((await s.raw('GET', `${NS}/events/${probe.id}`)).status).toBe(200);
+    });
+    const whole = performance.now() - started;
+    const events = parse(feed.text).events;
+    expect(events.map((e) => e.event.summary)).toEqual([0, 1, 2, 3, 4, 5].map((i) => `Heavy ${i}`));
+    expect(events[0]!.event.description.endsWith('…')).toBe(true);
+    expect(reads).toBeGreaterThan(2);
+    expect(slowest, `the slowest read took ${slowest.toFixed(0)} ms of the feed's ${whole.toFixed(0)}`).toBeLessThan(whole / 2);
   });
 });

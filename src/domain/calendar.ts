@@ -123,11 +123,25 @@ export function venueLine(venue: VenueWire): string {
   return [venue.venue, venue.address, venue.city, region, venue.zip, venue.country].map((part) => plainText(part ?? '')).filter(Boolean).join(', ');
 }
 
+/**
+ * The most characters of an event's DESCRIPTION in a feed of several events, where it is cut with `…` (the event's
+ * own calendar has it whole): a feed holds up to 500 events, and descriptions of a megabyte each would make it too
+ * large to build.
+ */
+export const FEED_DESCRIPTION_MAX = 65_536;
+
+/** `text` cut to `max` characters with `…`, never between the two halves of a surrogate pair. */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
+  return text.slice(0, end) + '…';
+}
+
 /** The content lines of one VEVENT (unfolded). */
-function vevent({ event, revision }: CalendarEntry, host: string, zone: string | null): string[] {
+function vevent({ event, revision }: CalendarEntry, host: string, zone: string | null, descriptionMax: number): string[] {
   const venue = Array.isArray(event.venue) ? null : (event.venue as VenueWire | undefined) ?? null;
   const organizer = (event.organizer ?? []).find((o) => o.email);
-  const description = plainText(event.description);
+  const description = cut(plainText(event.description), descriptionMax);
   const location = venue ? venueLine(venue) : '';
   const categories = (event.categories ?? []).map((c) => textValue(plainText(c.name)));
   const lines = ['BEGIN:VEVENT', `UID:${textValue(`event-${event.id}@${host}`)}`, `SEQUENCE:${revision}`, `DTSTAMP:${dateTime(event.modified_utc)}Z`, ...times(event, zone)];
@@ -140,18 +154,39 @@ function vevent({ event, revision }: CalendarEntry, host: string, zone: string |
   return lines;
 }
 
+/** Some of a calendar's events as text: their VEVENTs, folded, and the timezones they use (with a VTIMEZONE). */
+export interface RenderedEvents {
+  text: string;
+  zones: Set<string>;
+}
+
+/** The VEVENTs of `entries`, a DESCRIPTION cut at `descriptionMax` characters (see FEED_DESCRIPTION_MAX). */
+export function renderEvents(entries: CalendarEntry[], host: string, descriptionMax = Infinity): RenderedEvents {
+  const zones = new Set<string>();
+  const lines: string[] = [];
+  for (const entry of entries) {
+    const zone = entry.event.all_day ? null : vtimezone(entry.event.timezone) && entry.event.timezone;
+    if (zone) zones.add(zone);
+    lines.push(...vevent(entry, host, zone, descriptionMax));
+  }
+  return { text: lines.map(fold).join('\r\n'), zones };
+}
+
 /**
- * An iCalendar (RFC 5545) object with one VEVENT per entry and the VTIMEZONE of every timezone they use. The output
- * depends only on the entries (DTSTAMP is the last change, not the time of the request), so its ETag is stable.
- * Written here rather than through a generator library, so that every value is escaped for its type and a feed of
- * a thousand events costs milliseconds.
+ * An iCalendar (RFC 5545) object called `name` around events rendered by `renderEvents` (a feed renders them a few at
+ * a time, between turns of the event loop), with the VTIMEZONE of every timezone they use. The output depends only on
+ * the events (DTSTAMP is the last change, not the time of the request), so its ETag is stable. Written here rather
+ * than through a generator library, so that every value is escaped for its type and a feed of a thousand events costs
+ * milliseconds.
  */
+export function iCalendarOf(name: string, parts: RenderedEvents[]): string {
+  const title = textValue(name);
+  const head = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Almanac//Almanac//EN', `NAME:${title}`, `X-WR-CALNAME:${title}`];
+  for (const zone of new Set(parts.flatMap((part) => [...part.zones]))) head.push(...vtimezone(zone)!.split(/\r?\n/).filter(Boolean));
+  return [...head.map(fold), ...parts.map((part) => part.text).filter(Boolean), 'END:VCALENDAR'].join('\r\n');
+}
+
+/** An iCalendar object of `entries`, each description whole (one event's calendar). */
 export function iCalendar(entries: CalendarEntry[], options: { name: string; host: string }): string {
-  const zones = entries.map(({ event }) => (event.all_day ? null : vtimezone(event.timezone) && event.timezone));
-  const name = textValue(options.name);
-  const lines = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Almanac//Almanac//EN', `NAME:${name}`, `X-WR-CALNAME:${name}`];
-  for (const zone of new Set(zones)) if (zone) lines.push(...vtimezone(zone)!.split(/\r?\n/).filter(Boolean));
-  entries.forEach((entry, i) => lines.push(...vevent(entry, options.host, zones[i]!)));
-  lines.push('END:VCALENDAR');
-  return lines.map(fold).join('\r\n');
+  return iCalendarOf(options.name, [renderEvents(entries, options.host)]);
 }

