@@ -1639,7 +1639,7 @@ export interface components {
             sticky?: boolean;
             /** @description Mark the event as featured. Default: `false`. */
             featured?: boolean;
-            /** @description Event categories. This replaces the whole set; `[]` empties it. An item is a term id (an unknown numeric id is silently ignored) or a string: a string of digits is read as an id, any other string names an existing category by slug or name. An unknown slug or name creates a new category when the caller may manage categories, else 400. Empty strings are ignored. A CSV string (`"2,music"`) is accepted and split before validation. */
+            /** @description Event categories. This replaces the whole set; `[]` empties it. An item is a term id (an unknown numeric id is silently ignored) or a string: a string of digits is read as an id, any other string (200 characters at most, as a term's name and slug) names an existing category by slug or name. An unknown slug or name creates a new category when the caller may manage categories, else 400. Empty strings are ignored. A CSV string (`"2,music"`) is accepted and split before validation. */
             categories?: (number | string)[];
             /** @description Tags, with the same rules as `categories` (creating a tag needs the right to manage tags). */
             tags?: (number | string)[];

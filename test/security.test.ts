@@ -277,6 +277,9 @@ describe('hostile input: a clear 400, never a 5xx, nothing changed', () => {
   it('over-long strings, slugs, pages and ids', async () => {
     await refused(() => s.raw('POST', `${NS}/events`, { as: s.admin, json: { ...good, title: 'x'.repeat(1001) } }), 'rest_invalid_param');
     await refused(() => s.raw('POST', `${NS}/venues`, { as: s.admin, json: { venue: 'Hall', zip: '1'.repeat(65) } }), 'rest_invalid_param');
+    // a category or tag named in an event is a term's name or slug: 200 characters, as on the terms' own routes
+    await refused(() => s.raw('POST', `${NS}/events`, { as: s.admin, json: { ...good, tags: ['x'.repeat(201)] } }), 'rest_invalid_param');
+    await refused(() => s.raw('POST', `${NS}/events`, { as: s.admin, json: { ...good, categories: `1,${'y'.repeat(201)}` } }), 'rest_invalid_param');
     await refused(() => s.raw('GET', `${NS}/events/by-slug/${'a'.repeat(201)}`), 'rest_invalid_param');
     await refused(() => s.raw('GET', `${NS}/events?search=${'a'.repeat(501)}`), 'rest_invalid_param');
     for (const q of ['page=9007199254740992', 'per_page=99999999999999999999', 'include=9007199254740993', 'venue=-1', 'organizer=abc']) {
@@ -325,6 +328,8 @@ describe('input shaped to make a pattern retry itself: answered in time linear i
       ['If-Match', () => s.raw('PATCH', `${NS}/events/${event}`, { as: s.admin, json: { title: 'Target' }, headers: { 'If-Match': `"a"${run(50_000, '\t')}` } }), 412],
       ['a path of slashes', () => s.raw('GET', `${NS}/events${run(50_000, '/')}`), 404],
       ['a number of digits', () => s.raw('GET', `${NS}/events?per_page=${run(50_000, '1')}`), 400],
+      ['a date with spaces inside', () => s.raw('GET', `${NS}/events?start_date=2031-01-01${run(50_000, '+', 'x+')}`), 400], // `+`: a space
+      ['Authorization', () => s.raw('GET', `${NS}/events`, { headers: { Authorization: `Basic ${run(50_000, ' ', 'x!')}` } }), 200],
     ];
     for (const [name, send, status] of cases) {
       const { ms, result } = await timed(send);

@@ -1,4 +1,5 @@
 import { DateTime, FixedOffsetZone, IANAZone, type Zone } from 'luxon';
+import { withoutTrailing } from './text.js';
 
 /** Wire format of every stored and returned date: `YYYY-MM-DD HH:MM:SS`. */
 export const WIRE_FORMAT = 'yyyy-MM-dd HH:mm:ss';
@@ -53,7 +54,7 @@ export function inWireRange(value: DateTime): boolean {
 }
 
 function parseAnyDate(text: string, zone: Zone, now: DateTime): ParsedDate | null {
-  const input = ASCII_SPACE.test(text[0] ?? '') || ASCII_SPACE.test(text.at(-1) ?? '') ? text.replace(ASCII_SPACE_AROUND, '') : text;
+  const input = trimmed(text);
   if (input === '' || input.length > MAX_INPUT) return null;
   if (/^\d+$/.test(input)) {
     // the plugin takes a numeric value for a Unix timestamp before it asks strtotime
@@ -68,8 +69,17 @@ function parseAnyDate(text: string, zone: Zone, now: DateTime): ParsedDate | nul
 }
 
 /** What PHP trims (C's isspace), and only that: other spaces are part of the text. */
-const ASCII_SPACE = /^[ \t\n\v\f\r]$/;
-const ASCII_SPACE_AROUND = /^[ \t\n\v\f\r]+|[ \t\n\v\f\r]+$/g;
+const ASCII_SPACE = ' \t\n\v\f\r';
+
+/**
+ * `text` without the ASCII white space around it, by two loops: `/[…]+$/` retried a run of spaces inside the text at
+ * each of its positions (a date parameter of 24,000 spaces took 1.2 s).
+ */
+function trimmed(text: string): string {
+  let start = 0;
+  while (start < text.length && ASCII_SPACE.includes(text[start]!)) start++;
+  return withoutTrailing(text.slice(start), ASCII_SPACE);
+}
 
 // --- The grammar: the symbols of PHP's "Supported Date and Time Formats", as regex sources -----------------------
 
