@@ -1639,7 +1639,7 @@ export interface components {
             sticky?: boolean;
             /** @description Mark the event as featured. Default: `false`. */
             featured?: boolean;
-            /** @description Event categories. This replaces the whole set; `[]` empties it. An item is a term id (an unknown numeric id is silently ignored) or a string: a string of digits is read as an id, any other string (200 characters at most, as a term's name and slug) names an existing category by slug or name. An unknown slug or name creates a new category when the caller may manage categories, else 400. Empty strings are ignored. A CSV string (`"2,music"`) is accepted and split before validation. */
+            /** @description Event categories. This replaces the whole set; `[]` empties it. An item is a term id (an unknown numeric id is silently ignored) or a string: a string of digits is read as an id, any other string (200 characters at most, as a term's name and slug) names an existing category by slug or name. An unknown slug or name creates a new category when the caller may manage categories, else 400. Empty strings are ignored. At most 100 items. A CSV string (`"2,music"`) is accepted and split before validation. */
             categories?: (number | string)[];
             /** @description Tags, with the same rules as `categories` (creating a tag needs the right to manage tags). */
             tags?: (number | string)[];
@@ -1648,7 +1648,7 @@ export interface components {
                 /** @description Id of an existing venue. */
                 id: number;
             } | components["schemas"]["VenueCreate"] | unknown[];
-            /** @description The organizers to link, in order. This replaces the whole set. One of: an organizer id (`0` = none); a string of comma-separated ids (`""` = none); or an array whose items are ids, `{"id": N}` objects, or objects with organizer fields (at least `organizer`, the name), each of which creates an organizer or reuses one (same rules as an inline venue). `null` and `[]` mean none. An unknown id → 400 `rest_invalid_param`. Default: none. */
+            /** @description The organizers to link, in order. This replaces the whole set. One of: an organizer id (`0` = none); a string of comma-separated ids (`""` = none); or an array whose items are ids, `{"id": N}` objects, or objects with organizer fields (at least `organizer`, the name), each of which creates an organizer or reuses one (same rules as an inline venue). `null` and `[]` mean none. At most 100 organizers. An unknown id → 400 `rest_invalid_param`. Default: none. */
             organizer?: (number | null) | string | (number | string | {
                 /** @description Id of an existing organizer. */
                 id: number;

@@ -95,8 +95,17 @@ export interface SchemaNode {
  */
 export function flattenAllOf(schema: SchemaNode): SchemaNode {
   if (!schema.allOf) return schema;
+  // the schemas are the spec's, fixed once loaded: each is folded once (the items of a long list share theirs)
+  let merged = flattened.get(schema);
+  if (!merged) flattened.set(schema, (merged = foldAllOf(schema)));
+  return merged;
+}
+
+const flattened = new WeakMap<SchemaNode, SchemaNode>();
+
+function foldAllOf(schema: SchemaNode): SchemaNode {
   const merged: SchemaNode = { ...schema, allOf: undefined, properties: { ...(schema.properties ?? {}) }, required: [...(schema.required ?? [])] };
-  for (const part of schema.allOf.map(flattenAllOf)) {
+  for (const part of (schema.allOf ?? []).map(flattenAllOf)) {
     for (const [name, property] of Object.entries(part.properties ?? {})) merged.properties![name] = { ...merged.properties![name], ...property };
     merged.required!.push(...(part.required ?? []));
     if (part.type && !merged.type) merged.type = part.type;
@@ -177,8 +186,13 @@ export function normalise(value: unknown, rawSchema: SchemaNode | undefined): un
   if (branches) return normalise(value, chooseBranch(value, branches));
 
   switch (schema.type) {
-    case 'array':
-      return listItems(value).map((item) => normalise(item, schema.items));
+    case 'array': {
+      // a list longer than the spec allows is refused whatever its items: one item more than the limit says so, and
+      // 400,000 organizers were not read (nor validated) one by one for it
+      const items = listItems(value);
+      const max = typeof schema.maxItems === 'number' ? schema.maxItems : Infinity;
+      return (items.length > max ? items.slice(0, max + 1) : items).map((item) => normalise(item, schema.items));
+    }
     case 'integer':
     case 'number': {
       const v = scalarFor(value);
