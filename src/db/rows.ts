@@ -14,6 +14,13 @@ const bool = (v: unknown) => v === 1 || v === true;
 /** A flag as both engines accept it (PostgreSQL reads `1`/`0` as booleans). */
 const bit = (v: boolean) => (v ? 1 : 0);
 
+/**
+ * The columns of `posts` a record is read from (`baseFromRow`), as `p.…`: not the search text, a folded copy of an
+ * event's texts that a read has no use for (it doubled what reading a page of large descriptions moved).
+ */
+export const POST_READ_COLUMNS = ['id', 'type', 'author_id', 'status', 'status_before_trash', 'slug', 'title', 'content', 'excerpt', 'password', 'date_local', 'date_utc', 'modified_local', 'modified_utc', 'lang', 'translation_group', 'parent_id', 'image_id', 'global_id_lineage']
+  .map((column) => `p.${column}`).join(', ');
+
 export function baseFromRow(r: Row): PostBase {
   return {
     id: r.id as number, type: r.type as PostType, authorId: (r.author_id as number | null) ?? 0, status: r.status as PostStatus,

@@ -8,7 +8,7 @@ import type {
 } from '../records.js';
 import {
   baseFromRow, baseToRow, DETAIL_COLUMNS, DETAIL_TABLE, detailsRow, eventFromRow, groupMembers, langsOfMembers, organizerFromRow, POST_COLUMNS,
-  toMedia, venueFromRow, type MediaRow, type Row, type TranslationRow,
+  POST_READ_COLUMNS, toMedia, venueFromRow, type MediaRow, type Row, type TranslationRow,
 } from '../rows.js';
 import { TERM_COUNT, termFromRow, type TermRow } from './terms.js';
 import type { Queryable } from './connection.js';
@@ -95,11 +95,11 @@ const STATEMENTS = Object.fromEntries((['event', 'venue', 'organizer'] as const)
   updateDetails: `UPDATE ${DETAIL_TABLE[type]} SET ${DETAIL_COLUMNS[type].map((c, i) => `${c} = $${i + 2}`).join(', ')} WHERE post_id = $1`,
   rows: type === 'event'
     // an event with its organizers (in order) and terms, in one round trip
-    ? `SELECT d.*, p.*,
+    ? `SELECT d.*, ${POST_READ_COLUMNS},
          COALESCE((SELECT json_agg(eo.organizer_id ORDER BY eo.position) FROM event_organizers eo WHERE eo.event_id = p.id), '[]') AS organizer_ids,
          COALESCE((SELECT json_agg(et.term_id) FROM event_terms et WHERE et.event_id = p.id), '[]') AS term_ids
        FROM posts p JOIN events d ON d.post_id = p.id WHERE p.id = ANY($1::bigint[])`
-    : `SELECT * FROM posts p JOIN ${DETAIL_TABLE[type]} d ON d.post_id = p.id WHERE p.id = ANY($1::bigint[])`,
+    : `SELECT ${POST_READ_COLUMNS}, d.* FROM posts p JOIN ${DETAIL_TABLE[type]} d ON d.post_id = p.id WHERE p.id = ANY($1::bigint[])`,
 }])) as Record<PostType, { updateDetails: string; rows: string }>;
 
 /**
@@ -128,7 +128,7 @@ function insertStatement(type: PostType, create: boolean): string {
     , details AS (INSERT INTO ${DETAIL_TABLE[type]} (post_id, ${DETAIL_COLUMNS[type].join(', ')}) SELECT p.id, ${Array.from({ length: details }, (_, i) => d(i)).join(', ')} FROM p
         ${create ? 'RETURNING *' : ''})
     ${links}
-    ${create ? 'SELECT d.*, p.* FROM p JOIN details d ON d.post_id = p.id' : 'SELECT id FROM p'}`;
+    ${create ? `SELECT d.*, ${POST_READ_COLUMNS} FROM p JOIN details d ON d.post_id = p.id` : 'SELECT id FROM p'}`;
 }
 /** Where `viewLinksSql` takes what it is asked for: statement parameters, or expressions over a record read with it. */
 interface LinksAsked {
@@ -167,8 +167,8 @@ function viewLinksSql(a: LinksAsked): { ctes: string; columns: string } {
     SELECT id FROM terms WHERE id = ANY(${ids(a.termIds)})
     UNION SELECT t.id FROM terms t JOIN asked_terms a ON t.taxonomy = a.taxonomy AND t.translation_group = a.translation_group AND t.lang = ${a.lang}
   )`,
-    columns: `(SELECT json_agg(r) FROM (SELECT * FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (SELECT id FROM linked)) r) AS venues,
-    (SELECT json_agg(r) FROM (SELECT * FROM posts p JOIN organizers d ON d.post_id = p.id WHERE p.id IN (SELECT id FROM linked)) r) AS organizers,
+    columns: `(SELECT json_agg(r) FROM (SELECT ${POST_READ_COLUMNS}, d.* FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (SELECT id FROM linked)) r) AS venues,
+    (SELECT json_agg(r) FROM (SELECT ${POST_READ_COLUMNS}, d.* FROM posts p JOIN organizers d ON d.post_id = p.id WHERE p.id IN (SELECT id FROM linked)) r) AS organizers,
     (SELECT json_agg(m ORDER BY m.id) FROM members m) AS members,
     (SELECT json_agg(r) FROM (SELECT t.*, ${TERM_COUNT(a.now)} AS count FROM terms t WHERE t.id IN (SELECT id FROM shown_terms)) r) AS terms,
     (SELECT json_agg(m) FROM media m WHERE m.id = ANY(${ids(a.imageIds)}) OR m.id IN (SELECT image_id FROM posts WHERE id IN (SELECT id FROM linked))) AS media`,
@@ -192,11 +192,11 @@ const VIEW_LINKS = (() => {
 const WITH_LINKS = Object.fromEntries((['event', 'venue', 'organizer'] as const).map((type) => {
   const none = `'{}'`;
   const shown = type === 'event'
-    ? `SELECT d.*, p.*,
+    ? `SELECT d.*, ${POST_READ_COLUMNS},
          ARRAY(SELECT eo.organizer_id FROM event_organizers eo WHERE eo.event_id = p.id ORDER BY eo.position) AS organizer_ids,
          ARRAY(SELECT et.term_id FROM event_terms et WHERE et.event_id = p.id) AS term_ids
        FROM posts p JOIN events d ON d.post_id = p.id WHERE p.id = $1`
-    : `SELECT d.*, p.* FROM posts p JOIN ${DETAIL_TABLE[type]} d ON d.post_id = p.id WHERE p.id = $1`;
+    : `SELECT d.*, ${POST_READ_COLUMNS} FROM posts p JOIN ${DETAIL_TABLE[type]} d ON d.post_id = p.id WHERE p.id = $1`;
   const { ctes, columns } = viewLinksSql({
     venueIds: type === 'event' ? 'ARRAY(SELECT venue_id FROM shown WHERE venue_id <> 0)' : none,
     organizerIds: type === 'event' ? `COALESCE((SELECT organizer_ids FROM shown), ${none})` : none,

@@ -8,8 +8,8 @@ import {
   changesSql, eventListSql, linkedListSql, pageAndTotal, trigramsOfText, type ListSql, type MonthRange, type Params, type SearchNarrowing, type SqlDialect,
 } from '../listQueries.js';
 import {
-  baseFromRow, baseToRow, DETAIL_COLUMNS, DETAIL_TABLE, detailsRow, eventFromRow, groupMembers, langsOfMembers, organizerFromRow, POST_COLUMNS, venueFromRow,
-  type Row, type TranslationRow,
+  baseFromRow, baseToRow, DETAIL_COLUMNS, DETAIL_TABLE, detailsRow, eventFromRow, groupMembers, langsOfMembers, organizerFromRow, POST_COLUMNS, POST_READ_COLUMNS,
+  venueFromRow, type Row, type TranslationRow,
 } from '../rows.js';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './connection.js';
@@ -130,9 +130,9 @@ export function nextScheduledOf(db: Db): (nowUtc: string) => string | null {
  * The venues or organizers (`details`) `@ids` names, and for those in another language than `@lang` the records of
  * their translation groups in it (unique per group): the second part stops at each record already in the language.
  */
-const linkedInLang = (details: string) => `SELECT * FROM posts p JOIN ${details} d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))
+const linkedInLang = (details: string) => `SELECT ${POST_READ_COLUMNS}, d.* FROM posts p JOIN ${details} d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))
   UNION ALL
-  SELECT p.*, d.* FROM json_each(@ids) j CROSS JOIN posts a ON a.id = j.value AND a.lang <> @lang
+  SELECT ${POST_READ_COLUMNS}, d.* FROM json_each(@ids) j CROSS JOIN posts a ON a.id = j.value AND a.lang <> @lang
     CROSS JOIN posts p ON p.type = a.type AND p.translation_group = a.translation_group AND p.lang = @lang CROSS JOIN ${details} d ON d.post_id = p.id`;
 
 /** Events, venues and organizers (one id space), their links to each other and to terms. */
@@ -161,12 +161,12 @@ export class SqlitePosts implements PostsRepository {
       rows: {
         // an event's organizers (in their order) and terms with its row: one statement instead of three took a read
         // by id's rows from 47 to 31 µs, and 50 events' from 1.4 to 1.1-1.3 ms (by hand, 100,000 events)
-        event: objectRows(db.prepare<[{ ids: string }], Row>(`SELECT d.*, p.*,
+        event: objectRows(db.prepare<[{ ids: string }], Row>(`SELECT d.*, ${POST_READ_COLUMNS},
           (SELECT json_group_array(organizer_id ORDER BY position) FROM event_organizers WHERE event_id = p.id) AS organizer_ids,
           (SELECT json_group_array(term_id ORDER BY term_id) FROM event_terms WHERE event_id = p.id) AS term_ids
           FROM posts p JOIN events d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))`)),
-        venue: objectRows(db.prepare<[{ ids: string }], Row>('SELECT * FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))')),
-        organizer: objectRows(db.prepare<[{ ids: string }], Row>('SELECT * FROM posts p JOIN organizers d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))')),
+        venue: objectRows(db.prepare<[{ ids: string }], Row>(`SELECT ${POST_READ_COLUMNS}, d.* FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))`)),
+        organizer: objectRows(db.prepare<[{ ids: string }], Row>(`SELECT ${POST_READ_COLUMNS}, d.* FROM posts p JOIN organizers d ON d.post_id = p.id WHERE p.id IN (SELECT value FROM json_each(@ids))`)),
       },
       // AUTOINCREMENT: the new id is the sequence + 1, so a record starting its own translation group names it at once
       insertPost: db.prepare(`INSERT INTO posts (${POST_COLUMNS.join(', ')}, translation_group) VALUES (${POST_COLUMNS.map((c) => '@' + c).join(', ')},
