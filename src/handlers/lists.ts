@@ -1,9 +1,8 @@
 import { FixedOffsetZone } from 'luxon';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { components } from '../../generated/api.js';
 import type { Config } from '../config.js';
 import type { Engine, Repositories } from '../db/engine.js';
-import type { EventListQuery, EventRecord, ListViewer, OrganizerRecord, PostStatus, PostType, Taxonomy, VenueRecord } from '../db/records.js';
+import type { EventListQuery, EventRecord, ListViewer, PostStatus, PostType, Taxonomy } from '../db/records.js';
 import { hasCapabilities } from '../domain/capabilities.js';
 import { FEED_DESCRIPTION_MAX, iCalendar, iCalendarOf, renderEvents, type CalendarEntry, type RenderedEvents } from '../domain/calendar.js';
 import { parseDateInput, parseZone, toWire } from '../domain/dates.js';
@@ -86,26 +85,6 @@ type SyncParams = Pick<EventListParams, 'page' | 'per_page' | 'status' | 'passwo
 const SYNC_PARAMS = new Set(['page', 'per_page', 'status', 'password', 'context', 'xlate_language', 'wpml_language', 'modified_after', 'modified_after_id', 'modified_before']);
 /** How old a change must be before a pass lists it: older than any write still being committed. */
 const SETTLE_SECONDS = 2;
-/** Events a feed reads at once, and renders at most between two turns of the event loop (about 5 ms of work). */
-const FEED_SLICE = 100;
-/** Characters of descriptions and excerpts a feed renders at most between two turns (about 10 ms), bar one event's. */
-const FEED_TEXT_PER_TURN = 256 * 1024;
-
-/** `events` in runs, in order, each of them (but a single event) holding at most `max` characters of text. */
-function byText(events: EventRecord[], max: number): EventRecord[][] {
-  const runs: EventRecord[][] = [];
-  let size = Infinity;
-  for (const event of events) {
-    const text = event.content.length + event.excerpt.length;
-    if (size + text > max) {
-      runs.push([]);
-      size = 0;
-    }
-    runs.at(-1)!.push(event);
-    size += text;
-  }
-  return runs;
-}
 const syncRequested = (state: RequestState) => ['modified_after', 'modified_after_id', 'modified_before'].some((name) => state.sent.has(name));
 type LinkedListParams = QueryOf<'listVenues'> & QueryOf<'listOrganizers'>;
 
@@ -185,18 +164,11 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
       const s = new PostService(repos, config, state);
       const { query } = await eventFilters(repos, c.request.query, state, s, { feed: true });
       const { ids } = await repos.posts.listEvents({ ...query, withoutPassword: true, limit: MAX_FEED_EVENTS, offset: 0 });
-      // read and rendered a few at a time, letting the event loop answer others in between (500 events at once held
-      // it for some 30 ms; eight descriptions of 3.6 MB, for 4 s)
+      // read and rendered a run at a time, letting the event loop answer others in between (eight descriptions of
+      // 3.6 MB at once held it for 4 s)
       const host = new URL(state.site).hostname;
       const parts: RenderedEvents[] = [];
-      for (let start = 0; start < ids.length; start += FEED_SLICE) {
-        const slice = ids.slice(start, start + FEED_SLICE);
-        const records = await repos.posts.findMany('event', slice);
-        for (const few of byText(slice.flatMap((id) => records.get(id) ?? []), FEED_TEXT_PER_TURN)) {
-          if (parts.length > 0) await nextTurn();
-          parts.push(renderEvents(await calendarEntries(repos, s, few), host, FEED_DESCRIPTION_MAX));
-        }
-      }
+      for await (const run of s.recordRuns('event', ids)) parts.push(renderEvents(await calendarEntries(repos, s, run), host, FEED_DESCRIPTION_MAX));
       return calendarText(iCalendarOf('Events', parts));
     }, state.reads),
     getEventCalendar: (c, state) => engine.read(async (repos) => {
@@ -217,8 +189,7 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
       if (edit) s.requireEditContextOf('event');
       const { ids, total } = await repos.posts.listEvents({ ...query, limit: perPage, offset: (page - 1) * perPage });
       if (page > 1 && ids.length === 0) throw new ApiError(404, 'event-archive-page-not-found', 'The requested event archive page does not exist');
-      const records = await repos.posts.findMany('event', ids);
-      const events = await s.view(ids.map((id) => records.get(id)!).filter(Boolean) as EventRecord[], { single: false, password: q.password, edit });
+      const { wire: events } = await s.viewPage('event', ids, { single: false, password: q.password, edit });
 
       const bound = (p: DateParam) => bounds.find((b) => b.param === p)?.value;
       const pairs: Pairs = [
@@ -269,9 +240,8 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
       type, lang: state.lang, nowUtc: s.nowUtc, statuses: seen!.statuses, viewer: seen!.viewer, after, afterId, until, limit: perPage,
     });
 
-    const records = await repos.posts.findMany(type, changes.filter((ch) => ch.readable).map((ch) => ch.id));
-    const readable = changes.flatMap((ch) => records.get(ch.id) ?? []);
-    const wire = new Map((await s.view(readable, { single: false, password: q.password, edit })).map((item, i) => [readable[i]!.id, item]));
+    const page = await s.viewPage(type, changes.filter((ch) => ch.readable).map((ch) => ch.id), { single: false, password: q.password, edit });
+    const wire = new Map(page.records.map((record, i) => [record.id, page.wire[i]]));
     const siteZone = parseZone(config.siteTimezone)!;
     const items = changes.map((ch) => wire.get(ch.id) ?? {
       id: ch.id,
@@ -326,8 +296,7 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
       limit: perPage, offset: (page - 1) * perPage,
     });
     if (page > 1 && ids.length === 0) throw new ApiError(404, `${type}-archive-page-not-found`, `The requested ${type} archive page does not exist`);
-    const records = await repos.posts.findMany(type, ids);
-    const items = await s.view(ids.map((id) => records.get(id)!).filter(Boolean) as (VenueRecord | OrganizerRecord)[], { single: false, password: q.password, edit });
+    const { wire: items } = await s.viewPage(type, ids, { single: false, password: q.password, edit });
     const pairs = ([['per_page', perPage], ['event', q.event], ['has_events', q.has_events], ['status', seen!.shown]] as Pairs).filter(([, v]) => v !== undefined);
     const { body, headers } = envelope(`${type}s`, items, total, page, perPage, `${state.restBase}/${type}s/`, withSent(pairs, state.sent, q as Record<string, unknown>, declared));
     return { status: 200 as const, body: body as never, headers };

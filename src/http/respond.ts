@@ -5,6 +5,7 @@ import { storageFault, type StorageFault } from '../db/faults.js';
 import { Episode, type Logger } from '../log.js';
 import { replayKey, type CachedAnswer } from './cache.js';
 import { entityTag, notModified } from './conditional.js';
+import { jsonBytes } from './json.js';
 import { ApiError, DatabaseBusy, DatabaseUnavailable, StorageFull } from '../errors.js';
 import type { RoutedRequest } from './route.js';
 import type { RequestState } from '../domain/context.js';
@@ -176,18 +177,16 @@ export function respond(config: Config, log: Logger): Middleware {
     let headers = outcome.headers;
     if (bytes === undefined) {
       headers = Object.assign({}, outcome.headers); // not a spread: keys added to a spread's copy are slow on Node 20
-      let text: string | undefined;
       if (typeof body === 'string' && contentType !== JSON_TYPE) {
-        text = body; // calendars, the documentation page: served as the handler wrote them
+        bytes = Buffer.from(body); // calendars, the documentation page: served as the handler wrote them
       } else {
         if (routed?.fields && status < 300) body = keepFields(body, routed.fields);
         if (routed?.envelope) {
           body = { body, status, headers: outcome.headers };
           status = 200;
         }
-        text = JSON.stringify(body) as string | undefined;
+        bytes = await jsonBytes(body);
       }
-      bytes = text === undefined ? undefined : Buffer.from(text);
       if (status === 200 && reading && bytes) headers.ETag ??= entityTag(bytes);
       if (status < 300 && bytes) kept = (ctx.state.store as ((a: CachedAnswer) => CachedAnswer | undefined) | undefined)?.({ status, bytes, headers: routed?.envelope ? {} : headers, linkPrefix });
     }

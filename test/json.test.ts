@@ -1,0 +1,35 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { jsonBytes } from '../src/http/json.js';
+
+describe('jsonBytes: a body as JSON, a list written an item at a time', () => {
+  it('writes the bytes JSON.stringify writes, for any body and any list shape', async () => {
+    const value = fc.jsonValue();
+    const bodies = fc.oneof(
+      value,
+      fc.array(value),
+      fc.record({ events: fc.array(value), rest_url: fc.string(), total: fc.integer() }),
+      fc.record({ body: fc.record({ venues: fc.array(value), total: fc.integer() }), status: fc.constant(200), headers: fc.dictionary(fc.string(), fc.string()) }),
+      fc.record({ items: fc.array(fc.oneof(value, fc.constant(undefined))), gone: fc.constant(undefined), kept: value }, { requiredKeys: ['items'] }),
+    );
+    await fc.assert(
+      fc.asyncProperty(bodies, async (body) => {
+        const expected = JSON.stringify(body) as string | undefined;
+        expect((await jsonBytes(body))?.toString()).toBe(expected);
+      }),
+      { numRuns: 3_000 },
+    );
+    expect(await jsonBytes(undefined)).toBeUndefined();
+  });
+
+  it('gives the event loop a turn while it writes a large list, and the bytes are still those of one call', async () => {
+    const item = { description: 'é<p>'.repeat(100_000), id: 1 };
+    const body = { events: Array.from({ length: 20 }, (_, id) => ({ ...item, id })), total: 20 };
+    let turns = 0;
+    const ticking = setInterval(() => turns++, 0);
+    const bytes = await jsonBytes(body);
+    clearInterval(ticking);
+    expect(bytes!.equals(Buffer.from(JSON.stringify(body)))).toBe(true);
+    expect(turns).toBeGreaterThan(3);
+  });
+});
