@@ -79,6 +79,20 @@ describe('creating and reading events', () => {
     }
   });
 
+  it('keeps organizers in the order sent, whatever their ids, in the answer, a read by id and a list', async () => {
+    const older = (await post('/organizers', { organizer: 'Older organizer' })).body.id as number;
+    const newer = (await post('/organizers', { organizer: 'Newer organizer' })).body.id as number;
+    const sent = [newer, { organizer: 'Newest organizer' }, older];
+    const created = (await event({ title: 'Ordered organizers', start_date: '2031-09-09 10:00', end_date: '2031-09-09 11:00', organizer: sent, tags: ['zeta', 'alpha'] })).body;
+    const names = ['Newer organizer', 'Newest organizer', 'Older organizer'];
+    const read = (await s.raw('GET', `${NS}/events/${created.id}`)).body;
+    const listed = (await s.raw('GET', `${NS}/events?start_date=2031-09-09&end_date=2031-09-09`)).body.events[0];
+    for (const shown of [created, read, listed]) {
+      expect(shown.organizer.map((o: { organizer: string }) => o.organizer)).toEqual(names);
+      expect(shown.tags.map((t: { name: string }) => t.name)).toEqual(created.tags.map((t: { name: string }) => t.name));
+    }
+  });
+
   it('answers the plugin errors for unknown, foreign and malformed ids and slugs', async () => {
     expect((await s.raw('GET', `${NS}/events/999999`)).text).toBe('{"code":"rest-event-not-found","message":"Event with ID 999999 does not exist.","data":{"status":404}}');
     const venue = (await post('/venues', { venue: 'Not an event' })).body;
