@@ -1592,7 +1592,7 @@ export interface components {
             date_utc?: string;
             /** @description Event title (HTML allowed, sanitised for roles without `unfiltered_html`). Required on create. */
             title?: string;
-            /** @description Event content (HTML, sanitised for roles without `unfiltered_html`). `""` is rejected, as in the plugin. Default: empty. */
+            /** @description Event content (HTML). For roles without `unfiltered_html` it is sanitised with an allow-list of tags and attributes: no scripts, event handlers or iframes; a link or image keeps its URL only when it is relative or of the schemes http, https, mailto and tel, read (and stored) without any HTML comment inside it. `""` is rejected, as in the plugin. Default: empty. */
             description?: string;
             /** @description Permalink name, sanitised (lower-case, accents transliterated, punctuation → `-`) and made unique per type and language with a `-2`, `-3`, … suffix. Default: derived from the title (drafts and pending events keep `""` until they are published). */
             slug?: string;
@@ -1713,7 +1713,7 @@ export interface components {
             date_utc?: string;
             /** @description Venue name. Required on create. */
             venue?: string;
-            /** @description Venue content (HTML, sanitised for roles without `unfiltered_html`). */
+            /** @description Venue content (HTML, sanitised for roles without `unfiltered_html` as an event's description is). */
             description?: string;
             /**
              * @description Publication status, scaled as for events: default `publish` for callers who may publish events, `draft` for the others; a caller who may not publish gets `pending` for `publish`, `future` or `private`.
@@ -1791,7 +1791,7 @@ export interface components {
             date_utc?: string;
             /** @description Organizer name. Required on create. */
             organizer?: string;
-            /** @description Organizer content (HTML, sanitised for roles without `unfiltered_html`). */
+            /** @description Organizer content (HTML, sanitised for roles without `unfiltered_html` as an event's description is). */
             description?: string;
             /**
              * @description Publication status, scaled as for events: default `publish` for callers who may publish, `draft` for the others; a caller who may not publish gets `pending` for `publish`, `future` or `private`.

@@ -917,7 +917,7 @@ describe('10. password-protected records in lists', () => {
 
 describe('11. pages of large texts', () => {
   it('a page of large descriptions is read, viewed and written a few at a time: other requests are answered meanwhile', async () => {
-    // fifty descriptions of 700 KB (36 MB of JSON) held the event loop for 0.7 s as one read, one view and one write
+    // 21 descriptions of 1.7 MB (36 MB of JSON) held the event loop for 0.7 s as one read, one view and one write
     const k = await fresh({ cacheBytes: 0 });
     const markup = '<p>Doors &amp; seats, <b>bring</b> “tickets”<br>and a <a href="https://example.org/">map</a></p>\n\n';
     const description = markup.repeat(Math.floor(900_000 / markup.length));

@@ -267,6 +267,9 @@ describe('a URL with comments inside, as the sanitizer checks its scheme', () =>
     expect(clean('<a href="java<!-- -->script:alert(1)">x</a>')).toBe('<a>x</a>');
     expect(clean('<img src="jav<!---->ascript:x" alt="y" />')).toBe('<img alt="y" />');
     expect(clean('<a href="https://e.test/a b">x</a>')).toBe('<a href="https://e.test/a b">x</a>'); // no comment: as sent
+    // the schemes the spec names are kept, and relative URLs; any other scheme, and `//host`, are dropped
+    for (const kept of ['mailto:a@e.test', 'tel:+15550100', 'http://e.test/', '/events/', 'page?x=1']) expect(clean(`<a href="${kept}">x</a>`)).toBe(`<a href="${kept}">x</a>`);
+    for (const dropped of ['data:text/html,x', 'vbscript:x', 'ftp://e.test/', '//e.test/x']) expect(clean(`<a href="${dropped}">x</a>`)).toBe('<a>x</a>');
     const many = `<a href="${'a<!---->'.repeat(125_000)}">x</a>`; // a megabyte: 98 s in the sanitizer's loop
     const started = performance.now();
     expect(clean(many)).toBe(`<a href="${'a'.repeat(125_000)}">x</a>`);

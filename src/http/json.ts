@@ -6,17 +6,18 @@ const JSON_PER_TURN = 256 * 1024;
 /**
  * `JSON.stringify(body)` as UTF-8, or undefined for what JSON cannot show. A list (an array, a list's envelope, or
  * either in `_envelope`'s `body`) is written an item at a time, with a turn of the event loop after each 256 KB: a
- * page of fifty descriptions of 700 KB (36 MB of JSON) held every other request for half a second as one call. The
- * bytes are those of one call.
+ * page of 21 descriptions of 1.7 MB (36 MB of JSON) held every other request for a third of a second as one call.
+ * The bytes are those of one call.
  */
 export async function jsonBytes(body: unknown): Promise<Buffer | undefined> {
-  const out = new JsonOut();
-  if (isList(body)) await out.list(body);
-  else if (isObject(body) && isList(body.body)) await out.members(body, (item, key) => (key === 'body' ? out.list(item) : out.whole(item)));
-  else {
+  const enveloped = !isList(body) && isObject(body) && isList(body.body);
+  if (!enveloped && !isList(body)) {
     const text = JSON.stringify(body) as string | undefined;
     return text === undefined ? undefined : Buffer.from(text);
   }
+  const out = new JsonOut();
+  if (enveloped) await out.members(body as Record<string, unknown>, (item, key) => (key === 'body' ? out.list(item) : out.whole(item)));
+  else await out.list(body);
   return out.bytes();
 }
 
