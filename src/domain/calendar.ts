@@ -1,7 +1,7 @@
 import { getVtimezoneComponent } from '@touch4it/ical-timezones';
 import { IANAZone } from 'luxon';
 import type { components } from '../../generated/api.js';
-import { plainText } from './html.js';
+import { plainText, plainTextStart } from './html.js';
 
 type EventWire = components['schemas']['Event'];
 type VenueWire = components['schemas']['Venue'];
@@ -141,7 +141,7 @@ function cut(text: string, max: number): string {
 function vevent({ event, revision }: CalendarEntry, host: string, zone: string | null, descriptionMax: number): string[] {
   const venue = Array.isArray(event.venue) ? null : (event.venue as VenueWire | undefined) ?? null;
   const organizer = (event.organizer ?? []).find((o) => o.email);
-  const description = cut(plainText(event.description), descriptionMax);
+  const description = cut(plainTextStart(event.description, descriptionMax + 1), descriptionMax);
   const location = venue ? venueLine(venue) : '';
   const categories = (event.categories ?? []).map((c) => textValue(plainText(c.name)));
   const lines = ['BEGIN:VEVENT', `UID:${textValue(`event-${event.id}@${host}`)}`, `SEQUENCE:${revision}`, `DTSTAMP:${dateTime(event.modified_utc)}Z`, ...times(event, zone)];

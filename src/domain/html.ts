@@ -168,9 +168,37 @@ const ENTITIES = new Map(Object.entries({ amp: '&', lt: '<', gt: '>', quot: '"',
  */
 export function plainText(html: string): string {
   if (!/[<&\n]/.test(html)) return html.trim(); // most names and titles: nothing to strip, decode or collapse
-  return withoutBlankTails(decodeEntities(stripTags(html)))
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
+  return tidied(decodeEntities(stripTags(html).text));
+}
+
+/** Decoded text without its lines' blank tails, its runs of blank lines collapsed, trimmed. */
+const tidied = (text: string) => withoutBlankTails(text).replace(/\n{3,}/g, '\n\n').trim();
+
+/**
+ * The start of `plainText(html)`: all of it, or its first `length` characters or more, made of only as much of the
+ * markup as they take (a feed keeps 65,536 characters of a description: making text of 3.6 MB of `&lt;` to keep them
+ * held the event loop for 250 ms). The markup is read up to twice `length` characters of text between tags, then
+ * twice as many each time that falls short, since decoding and collapsing shorten it.
+ */
+export function plainTextStart(html: string, length: number): string {
+  if (!/[<&\n]/.test(html)) return html.trim();
+  for (let budget = 2 * Math.max(1, length); ; budget *= 2) {
+    const between = stripTags(html, budget);
+    if (between.whole) return tidied(decodeEntities(between.text));
+    const settled = settledText(between.text);
+    if (settled.length >= length) return settled;
+  }
+}
+
+/**
+ * Of the text between the tags of the markup's start, what `plainText` of the whole markup surely begins with: that
+ * text without a reference the rest could finish (`&am` before `p;`), decoded and tidied (which drops the white space
+ * at its end, that the rest decides to keep, drop or collapse).
+ */
+function settledText(between: string): string {
+  let end = between.length;
+  while (end > 0 && /[#0-9a-z]/i.test(between[end - 1]!)) end--;
+  return tidied(decodeEntities(between[end - 1] === '&' ? between.slice(0, end - 1) : between));
 }
 
 /** What a tag becomes in plain text: a line break after `<br>` and a block's end, a list item's dash, else nothing. */
@@ -184,9 +212,10 @@ function tagAsText(inside: string): string {
  * 2` is text, as browsers and PHP's `strip_tags` read it); a `<script>` or `<style>` element goes whole, up to its
  * closing tag. One pass: the replacements this stood for (`/<[^>]*>/g` and its kind) retried every `<` of a run with no
  * `>` after it up to the end of the text (900 KB of `<` took minutes); here the next `>` is looked for once per
- * stretch, and so is the end of each kind of element.
+ * stretch, and so is the end of each kind of element. Given a `limit`, it stops once it has that many characters:
+ * what it has then is the start of the whole text (`whole` says whether it is all of it).
  */
-function stripTags(html: string): string {
+function stripTags(html: string, limit = Infinity): { text: string; whole: boolean } {
   let out = '';
   let at = 0; // the text from here on is not written yet
   let next = 0;
@@ -198,6 +227,7 @@ function stripTags(html: string): string {
     if (after === undefined || after === '<' || /\s/.test(after)) continue;
     if (closing < open) closing = html.indexOf('>', open);
     if (closing < 0) break; // no `>` left: the rest is text
+    if (out.length + open - at >= limit) return { text: out + html.slice(at, at + limit - out.length), whole: false };
     out += html.slice(at, open);
     const inside = html.slice(open + 1, closing);
     at = next = closing + 1;
@@ -212,8 +242,10 @@ function stripTags(html: string): string {
       unclosed.add(element);
     }
     out += tagAsText(inside);
+    if (out.length >= limit) return { text: out, whole: false };
   }
-  return out + html.slice(at);
+  if (out.length + html.length - at > limit) return { text: out + html.slice(at, at + limit - out.length), whole: false };
+  return { text: out + html.slice(at), whole: true };
 }
 
 /** Each line without the spaces and tabs it ends with. */
