@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cleanHtml, plainText, plainTextStart, urlAsChecked } from '../src/domain/html.js';
+import { cleanHtml, plainText, plainTextInTurns, plainTextStart, urlAsChecked } from '../src/domain/html.js';
 import { collationKey, escapeTermName, foldForSearch, sanitizeTextField, slugify, withoutTrailing } from '../src/domain/text.js';
 
 describe('escapeTermName', () => {
@@ -249,6 +249,26 @@ describe('plainTextStart: the start of a long text, made of only the markup it t
       }),
       { numRuns: 30_000 },
     );
+  });
+
+  it('plainTextInTurns makes the same text a piece at a time, however the pieces fall', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.constantFrom(...pieces), { maxLength: 60 }).map((parts) => parts.join('')), fc.integer({ min: 1, max: 40 }), async (html, perTurn) => {
+        expect(await plainTextInTurns(html, perTurn), JSON.stringify([html, perTurn])).toBe(plainText(html));
+      }),
+      { numRuns: 3_000 },
+    );
+    // 3.6 MB of references: other callbacks run between its pieces of 64 KiB
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    expect(await plainTextInTurns('&lt;'.repeat(900_000))).toBe('<'.repeat(900_000));
+    counting = false;
+    expect(turns).toBeGreaterThanOrEqual(Math.floor(3_600_000 / 65_536));
   });
 
   it('reads of a long text what the start takes: 65,536 characters of 3.6 MB of references, at once', () => {

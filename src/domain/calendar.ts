@@ -11,6 +11,8 @@ export interface CalendarEntry {
   event: EventWire;
   /** How many times the event was changed after its creation (`SEQUENCE`). */
   revision: number;
+  /** The description as plain text, when made beforehand (`plainTextInTurns`). */
+  descriptionText?: string;
 }
 
 // ---- RFC 5545 values. Every text a user wrote goes through one of these, so none can start a line of its own.
@@ -138,10 +140,10 @@ function cut(text: string, max: number): string {
 }
 
 /** The content lines of one VEVENT (unfolded). */
-function vevent({ event, revision }: CalendarEntry, host: string, zone: string | null, descriptionMax: number): string[] {
+function vevent({ event, revision, descriptionText }: CalendarEntry, host: string, zone: string | null, descriptionMax: number): string[] {
   const venue = Array.isArray(event.venue) ? null : (event.venue as VenueWire | undefined) ?? null;
   const organizer = (event.organizer ?? []).find((o) => o.email);
-  const description = cut(plainTextStart(event.description, descriptionMax + 1), descriptionMax);
+  const description = cut(descriptionText ?? plainTextStart(event.description, descriptionMax + 1), descriptionMax);
   const location = venue ? venueLine(venue) : '';
   const categories = (event.categories ?? []).map((c) => textValue(plainText(c.name)));
   const lines = ['BEGIN:VEVENT', `UID:${textValue(`event-${event.id}@${host}`)}`, `SEQUENCE:${revision}`, `DTSTAMP:${dateTime(event.modified_utc)}Z`, ...times(event, zone)];

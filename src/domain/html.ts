@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import sanitizeHtml from 'sanitize-html';
 import { withoutTrailing } from './text.js';
 
@@ -168,7 +169,7 @@ const ENTITIES = new Map(Object.entries({ amp: '&', lt: '<', gt: '>', quot: '"',
  */
 export function plainText(html: string): string {
   if (!/[<&\n]/.test(html)) return html.trim(); // most names and titles: nothing to strip, decode or collapse
-  return tidied(decodeEntities(stripTags(html).text));
+  return tidied(decodeEntities(stripTags(html)));
 }
 
 /** Decoded text without its lines' blank tails, its runs of blank lines collapsed, trimmed. */
@@ -183,11 +184,38 @@ const tidied = (text: string) => withoutBlankTails(text).replace(/\n{3,}/g, '\n\
 export function plainTextStart(html: string, length: number): string {
   if (!/[<&\n]/.test(html)) return html.trim();
   for (let budget = 2 * Math.max(1, length); ; budget *= 2) {
-    const between = stripTags(html, budget);
+    const between = strippedStart(html, budget);
     if (between.whole) return tidied(decodeEntities(between.text));
     const settled = settledText(between.text);
     if (settled.length >= length) return settled;
   }
+}
+
+/** Characters of text made between two turns of the event loop by `plainTextInTurns` (a few milliseconds of work). */
+const TEXT_PER_TURN = 64 * 1024;
+
+/**
+ * `plainText(html)`, made a piece of `perTurn` characters at a time with a turn of the event loop around each: an
+ * event's own calendar keeps its description whole, and making text of 3.6 MB of `&lt;` at once held every other
+ * request for 250 ms. Each piece is decoded up to its last `&`: a reference has no other, so none spans that point.
+ */
+export async function plainTextInTurns(html: string, perTurn = TEXT_PER_TURN): Promise<string> {
+  if (html.length <= perTurn || !/[<&\n]/.test(html)) return plainText(html);
+  const decoded: string[] = [];
+  let pending = '';
+  for (const piece of strippedPieces(html, perTurn)) {
+    await nextTurn();
+    pending += piece;
+    const cut = pending.lastIndexOf('&');
+    if (cut !== 0) {
+      const end = cut < 0 ? pending.length : cut;
+      decoded.push(decodeEntities(pending.slice(0, end)));
+      pending = pending.slice(end);
+    }
+  }
+  await nextTurn();
+  decoded.push(decodeEntities(pending));
+  return tidied(decoded.join(''));
 }
 
 /**
@@ -212,10 +240,10 @@ function tagAsText(inside: string): string {
  * 2` is text, as browsers and PHP's `strip_tags` read it); a `<script>` or `<style>` element goes whole, up to its
  * closing tag. One pass: the replacements this stood for (`/<[^>]*>/g` and its kind) retried every `<` of a run with no
  * `>` after it up to the end of the text (900 KB of `<` took minutes); here the next `>` is looked for once per
- * stretch, and so is the end of each kind of element. Given a `limit`, it stops once it has that many characters:
- * what it has then is the start of the whole text (`whole` says whether it is all of it).
+ * stretch, and so is the end of each kind of element. The text comes in pieces of `pieceLength` characters or a few
+ * more (all of it in one piece when that is Infinity): what comes before any piece is the start of the whole text.
  */
-function stripTags(html: string, limit = Infinity): { text: string; whole: boolean } {
+function* strippedPieces(html: string, pieceLength: number): Generator<string, void> {
   let out = '';
   let at = 0; // the text from here on is not written yet
   let next = 0;
@@ -227,7 +255,12 @@ function stripTags(html: string, limit = Infinity): { text: string; whole: boole
     if (after === undefined || after === '<' || /\s/.test(after)) continue;
     if (closing < open) closing = html.indexOf('>', open);
     if (closing < 0) break; // no `>` left: the rest is text
-    if (out.length + open - at >= limit) return { text: out + html.slice(at, at + limit - out.length), whole: false };
+    while (out.length + open - at >= pieceLength) {
+      const take = pieceLength - out.length;
+      yield out + html.slice(at, at + take);
+      out = '';
+      at += take;
+    }
     out += html.slice(at, open);
     const inside = html.slice(open + 1, closing);
     at = next = closing + 1;
@@ -242,10 +275,33 @@ function stripTags(html: string, limit = Infinity): { text: string; whole: boole
       unclosed.add(element);
     }
     out += tagAsText(inside);
-    if (out.length >= limit) return { text: out, whole: false };
+    if (out.length >= pieceLength) {
+      yield out;
+      out = '';
+    }
   }
-  if (out.length + html.length - at > limit) return { text: out + html.slice(at, at + limit - out.length), whole: false };
-  return { text: out + html.slice(at), whole: true };
+  while (out.length + html.length - at >= pieceLength) {
+    const take = pieceLength - out.length;
+    yield out + html.slice(at, at + take);
+    out = '';
+    at += take;
+  }
+  if (out !== '' || at < html.length) yield out + html.slice(at);
+}
+
+/** All the text between tags (`strippedPieces`). */
+const stripTags = (html: string): string => strippedPieces(html, Infinity).next().value ?? '';
+
+/**
+ * The start of the text between tags: `limit` characters or more, or all of it (`whole`). Reads the markup up to two
+ * pieces of `limit` characters of text.
+ */
+function strippedStart(html: string, limit: number): { text: string; whole: boolean } {
+  const pieces = strippedPieces(html, limit);
+  const first = pieces.next();
+  if (first.done) return { text: '', whole: true };
+  const second = pieces.next();
+  return second.done ? { text: first.value, whole: true } : { text: first.value + second.value, whole: false };
 }
 
 /** Each line without the spaces and tabs it ends with. */
