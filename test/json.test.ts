@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { jsonBytes } from '../src/http/json.js';
+import { turnsDuring } from './helpers/turns.js';
 
 describe('jsonBytes: a body as JSON, a list written an item at a time', () => {
   it('writes the bytes JSON.stringify writes, for any body and any list shape', async () => {
@@ -31,5 +32,21 @@ describe('jsonBytes: a body as JSON, a list written an item at a time', () => {
     clearInterval(ticking);
     expect(bytes!.equals(Buffer.from(JSON.stringify(body)))).toBe(true);
     expect(turns).toBeGreaterThan(3);
+  });
+
+  it('writes a record of large texts a member at a time, with turns between, and the bytes of one call', async () => {
+    const large = fc.integer({ min: 0, max: 3 }).map((n) => 'é<p>"\\\u2028'.repeat(n * 60_000));
+    const record = fc.record({ id: fc.integer(), description: large, json_ld: fc.record({ description: large, gone: fc.constant(undefined), other: fc.jsonValue() }), list: fc.array(fc.jsonValue()), note: fc.string() });
+    const bodies = fc.oneof(record, fc.record({ body: record, status: fc.constant(200), headers: fc.dictionary(fc.string(), fc.string()) }));
+    await fc.assert(
+      fc.asyncProperty(bodies, async (body) => {
+        expect((await jsonBytes(body))!.equals(Buffer.from(JSON.stringify(body)))).toBe(true);
+      }),
+      { numRuns: 60 },
+    );
+    const event = { id: 4, description: '&lt;'.repeat(900_000), json_ld: { '@type': 'Event', description: '&lt;'.repeat(900_000) }, venue: [] };
+    const { result: bytes, turns } = await turnsDuring(() => jsonBytes(event));
+    expect(bytes!.equals(Buffer.from(JSON.stringify(event)))).toBe(true);
+    expect(turns).toBeGreaterThanOrEqual(2); // after the description, and after the JSON-LD's
   });
 });

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cleanHtml, plainText, plainTextInTurns, plainTextStart, urlAsChecked } from '../src/domain/html.js';
 import { collationKey, escapeTermName, foldForSearch, sanitizeTextField, slugify, withoutTrailing } from '../src/domain/text.js';
+import { turnsDuring } from './helpers/turns.js';
 
 describe('escapeTermName', () => {
   it.each([
@@ -259,15 +260,8 @@ describe('plainTextStart: the start of a long text, made of only the markup it t
       { numRuns: 3_000 },
     );
     // 3.6 MB of references: other callbacks run between its pieces of 64 KiB
-    let turns = 0;
-    let counting = true;
-    const count = () => {
-      turns++;
-      if (counting) setImmediate(count);
-    };
-    setImmediate(count);
-    expect(await plainTextInTurns('&lt;'.repeat(900_000))).toBe('<'.repeat(900_000));
-    counting = false;
+    const { result: text, turns } = await turnsDuring(() => plainTextInTurns('&lt;'.repeat(900_000)));
+    expect(text).toBe('<'.repeat(900_000));
     expect(turns).toBeGreaterThanOrEqual(Math.floor(3_600_000 / 65_536));
   });
 

@@ -13,7 +13,7 @@ describe('the fast paths of the view texts give what the full rendering gives', 
     expect(renderTitle('Rock & Roll -- "Live"...')).toBe('Rock &#038; Roll &#8211; &#8220;Live&#8221;&#8230;');
   });
 
-  it('jsonLdText: a text with nothing to escape is returned as it is', () => {
+  it('jsonLdText: one pass escapes as the replacements one character at a time do, and a text with nothing to escape is returned as it is', () => {
     const escaped = (t: string) => t.replace(/&(?!(?:[a-zA-Z][a-zA-Z0-9]*|#\d+|#x[0-9a-fA-F]+);)/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/\n/g, '\\n');
     fc.assert(fc.property(text, (raw) => { expect(jsonLdText(raw)).toBe(escaped(raw)); }), { numRuns: 2000 });
   });

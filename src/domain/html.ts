@@ -66,16 +66,15 @@ export function autop(raw: string): string {
 /** Escapes for JSON-LD values as the plugin does: HTML special characters as entities, line breaks as `\n`. */
 export function jsonLdText(text: string): string {
   if (!JSON_LD_SPECIAL.test(text)) return text;
-  return text
-    .replace(/&(?!(?:[a-zA-Z][a-zA-Z0-9]*|#\d+|#x[0-9a-fA-F]+);)/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/\n/g, '\\n');
+  // one pass, not one per character: each made a copy of a description of megabytes
+  return text.replace(JSON_LD_ESCAPED, (c) => JSON_LD_ESCAPES[c]!);
 }
 
 /** What `jsonLdText` escapes: a text without any is its own escape. */
 const JSON_LD_SPECIAL = /[&<>"\n]/;
+/** An `&` that starts no reference, and the other characters JSON-LD escapes. */
+const JSON_LD_ESCAPED = /&(?!(?:[a-zA-Z][a-zA-Z0-9]*|#\d+|#x[0-9a-fA-F]+);)|[<>"\n]/g;
+const JSON_LD_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '\n': '\\n' };
 
 /** Markup a user without `unfiltered_html` may keep in content (close to WordPress's `$allowedposttags`). */
 const CONTENT_POLICY: sanitizeHtml.IOptions = {

@@ -39,6 +39,8 @@ const TEXT_PER_TURN = 256 * 1024;
 const RECORDS_PER_TURN = 100;
 /** Records read by the first statement of a page: a default page (10) in one. */
 const FIRST_READ = 10;
+/** Characters of a record's description and excerpt: what its reading and viewing cost grows with. */
+const textOf = (record: PostRecord) => record.content.length + record.excerpt.length;
 
 /** The `password` a request's query carries, for the routes that declare one (an `If-Match` compares with a GET that sends it). */
 export const passwordOf = (c: { request: { query: object } }) => (c.request.query as { password?: string }).password;
@@ -237,7 +239,7 @@ export class PostService {
       for (const id of slice) {
         const record = found.get(id);
         if (!record) continue;
-        const text = record.content.length + record.excerpt.length;
+        const text = textOf(record);
         read++;
         readText += text;
         if (run.length === RECORDS_PER_TURN || (run.length > 0 && runText + text > TEXT_PER_TURN)) {
@@ -290,7 +292,10 @@ export class PostService {
   async shown(type: PostType, params: { id?: number; slug?: string }, password: string | undefined, edit: boolean): Promise<{ body: unknown; headers: { 'Last-Modified': string } }> {
     const id = params.slug !== undefined ? await this.repos.posts.resolveSlug(type, params.slug, this.state.lang) : params.id!;
     const found = id === null ? null : await this.repos.posts.findWithLinks(type, id, this.state.lang);
-    if (found) return this.singleAnswer(found.record, password, edit, found.links);
+    if (found) {
+      if (textOf(found.record) > TEXT_PER_TURN) await nextTurn(); // read and viewed in turns of their own
+      return this.singleAnswer(found.record, password, edit, found.links);
+    }
     if (params.slug !== undefined) throw invalidParam('slug');
     if (type === 'event') return this.missingEvent(id!);
     throw invalidParam('id');
