@@ -26,10 +26,7 @@ describe('jsonBytes: a body as JSON, a list written an item at a time', () => {
   it('gives the event loop a turn while it writes a large list, and the bytes are still those of one call', async () => {
     const item = { description: 'é<p>'.repeat(100_000), id: 1 };
     const body = { events: Array.from({ length: 20 }, (_, id) => ({ ...item, id })), total: 20 };
-    let turns = 0;
-    const ticking = setInterval(() => turns++, 0);
-    const bytes = await jsonBytes(body);
-    clearInterval(ticking);
+    const { result: bytes, turns } = await turnsDuring(() => jsonBytes(body));
     expect(bytes!.equals(Buffer.from(JSON.stringify(body)))).toBe(true);
     expect(turns).toBeGreaterThan(3);
   });

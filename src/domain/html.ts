@@ -181,7 +181,7 @@ const tidied = (text: string) => withoutBlankTails(text).replace(/\n{3,}/g, '\n\
  * twice as many each time that falls short, since decoding and collapsing shorten it.
  */
 export function plainTextStart(html: string, length: number): string {
-  if (!/[<&\n]/.test(html)) return html.trim();
+  if (html.length <= length) return plainText(html);
   for (let budget = 2 * Math.max(1, length); ; budget *= 2) {
     const between = strippedStart(html, budget);
     if (between.whole) return tidied(decodeEntities(between.text));
@@ -191,15 +191,15 @@ export function plainTextStart(html: string, length: number): string {
 }
 
 /** Characters of text made between two turns of the event loop by `plainTextInTurns` (a few milliseconds of work). */
-const TEXT_PER_TURN = 64 * 1024;
+const PLAIN_TEXT_PER_TURN = 64 * 1024;
 
 /**
  * `plainText(html)`, made a piece of `perTurn` characters at a time with a turn of the event loop around each: an
  * event's own calendar keeps its description whole, and making text of 3.6 MB of `&lt;` at once held every other
  * request for 250 ms. Each piece is decoded up to its last `&`: a reference has no other, so none spans that point.
  */
-export async function plainTextInTurns(html: string, perTurn = TEXT_PER_TURN): Promise<string> {
-  if (html.length <= perTurn || !/[<&\n]/.test(html)) return plainText(html);
+export async function plainTextInTurns(html: string, perTurn = PLAIN_TEXT_PER_TURN): Promise<string> {
+  if (html.length <= perTurn) return plainText(html);
   const decoded: string[] = [];
   let pending = '';
   for (const piece of strippedPieces(html, perTurn)) {

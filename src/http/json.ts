@@ -5,25 +5,35 @@ const JSON_PER_TURN = 256 * 1024;
 
 /**
  * `JSON.stringify(body)` as UTF-8, or undefined for what JSON cannot show. A list (an array, a list's envelope, or
- * either in `_envelope`'s `body`) is written an item at a time, with a turn of the event loop after each 256 KB: a
- * page of 21 descriptions of 1.7 MB (36 MB of JSON) held every other request for a third of a second as one call.
- * A record of large texts is written a member at a time likewise. The bytes are those of one call.
+ * either in `_envelope`'s `body`) is written an item at a time, and a record of large texts a member at a time, with
+ * a turn of the event loop after each 256 KB: a page of 21 descriptions of 1.7 MB (36 MB of JSON) held every other
+ * request for a third of a second as one call, an event of 3.6 MB (7.2 MB with its JSON-LD) for 60 ms. The bytes are
+ * those of one call.
  */
 export async function jsonBytes(body: unknown): Promise<Buffer | undefined> {
-  const enveloped = !isList(body) && isObject(body) && isList(body.body);
-  if (!enveloped && !isList(body)) {
-    if (!isObject(body) || textLength(body) < JSON_PER_TURN) {
-      const text = JSON.stringify(body) as string | undefined;
-      return text === undefined ? undefined : Buffer.from(text);
-    }
-    const out = new JsonOut();
-    await out.record(body);
-    return out.bytes();
+  if (!inPieces(body)) {
+    const text = JSON.stringify(body) as string | undefined;
+    return text === undefined ? undefined : Buffer.from(text);
   }
   const out = new JsonOut();
-  if (enveloped) await out.members(body as Record<string, unknown>, (item, key) => (key === 'body' ? out.list(item) : out.whole(item)));
-  else await out.list(body);
+  await out.value(body as unknown[] | Record<string, unknown>);
   return out.bytes();
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Whether a value is written in pieces: an array, an object whose first value is one (`{events: [...], rest_url,
+ * total, …}`) or whose `body` is a list (`_envelope`), or an object of large texts.
+ */
+function inPieces(value: unknown): boolean {
+  if (Array.isArray(value)) return true;
+  if (!isObject(value)) return false;
+  for (const key in value) {
+    if (Array.isArray(value[key])) return true;
+    break;
+  }
+  return inPieces(value.body) || textLength(value) >= JSON_PER_TURN;
 }
 
 /** The characters of an object's texts and of its objects' texts: what tells a record of megabytes from the others. */
@@ -37,61 +47,39 @@ function textLength(object: Record<string, unknown>): number {
   return length;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** An array, or an object whose first value is one (`{events: [...], rest_url, total, …}`). */
-function isList(value: unknown): boolean {
-  if (Array.isArray(value)) return true;
-  if (!isObject(value)) return false;
-  for (const key in value) return Array.isArray(value[key]);
-  return false;
-}
-
 /** JSON written in pieces, made into bytes and handed back to the event loop every JSON_PER_TURN characters. */
 class JsonOut {
   private readonly chunks: Buffer[] = [];
   private pieces: string[] = [];
   private pending = 0;
 
-  /** An array, each item in one call; or a list's envelope, each array of it so. */
-  async list(value: unknown): Promise<void> {
-    if (!Array.isArray(value)) return this.members(value as Record<string, unknown>, (item) => (Array.isArray(item) ? this.list(item) : this.whole(item)));
-    this.write('[');
-    for (let i = 0; i < value.length; i++) {
-      this.write(i === 0 ? '' : ',');
-      this.write(JSON.stringify(value[i]) ?? 'null'); // the `null` of an undefined item, as JSON.stringify writes it
-      if (this.pending >= JSON_PER_TURN) await this.flush();
+  /** An array an item at a time, an object a member at a time (the values JSON.stringify leaves out left out). */
+  async value(value: unknown[] | Record<string, unknown>): Promise<void> {
+    if (Array.isArray(value)) {
+      this.write('[');
+      for (let i = 0; i < value.length; i++) {
+        if (i > 0) this.write(',');
+        await this.part(value[i]);
+      }
+      this.write(']');
+      return;
     }
-    this.write(']');
-  }
-
-  /** An object, each value written by `write`; the values JSON.stringify leaves out are left out. */
-  async members(object: Record<string, unknown>, write: (item: unknown, key: string) => Promise<void> | void): Promise<void> {
     this.write('{');
     let first = true;
-    for (const [key, item] of Object.entries(object)) {
+    for (const [key, item] of Object.entries(value)) {
       if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
       this.write(`${first ? '' : ','}${JSON.stringify(key)}:`);
       first = false;
-      await write(item, key);
+      await this.part(item);
     }
     this.write('}');
   }
 
-  /**
-   * An object member by member, those of large texts themselves so, with a turn after every JSON_PER_TURN characters:
-   * an event of a 3.6 MB description (7.2 MB of JSON with its JSON-LD) held the event loop for 60 ms as one call.
-   */
-  async record(object: Record<string, unknown>): Promise<void> {
-    await this.members(object, async (item) => {
-      if (isObject(item) && textLength(item) >= JSON_PER_TURN) await this.record(item);
-      else this.whole(item);
-      if (this.pending >= JSON_PER_TURN) await this.flush();
-    });
-  }
-
-  whole(value: unknown): void {
-    this.write(JSON.stringify(value));
+  /** An item or member: in pieces itself when `inPieces` says so, else in one call; then a turn if one is due. */
+  private async part(item: unknown): Promise<void> {
+    if (inPieces(item)) await this.value(item as unknown[] | Record<string, unknown>);
+    else this.write(JSON.stringify(item) ?? 'null'); // the `null` of an undefined item of an array, as JSON.stringify writes it
+    if (this.pending >= JSON_PER_TURN) await this.flush();
   }
 
   private write(text: string): void {
