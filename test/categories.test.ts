@@ -294,3 +294,44 @@ describe('a category deleted while an event naming it is written', () => {
     }
   });
 });
+
+describe('the count of a category with scheduled events', () => {
+  /** Links whose copy of their event's schedule differs from the event's (migration 0019). */
+  const schedulesCopiedWrong = () => s.sql(`SELECT et.event_id FROM event_terms et JOIN events e ON e.post_id = et.event_id
+    WHERE et.scheduled_utc IS DISTINCT FROM (CASE WHEN e.status = 'future' AND NOT e.protected THEN e.date_utc END)`);
+  const inSeconds = (seconds: number) => new Date(Date.now() + seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
+
+  it('leaves a scheduled event out until its date comes, through every write of it, and counts it then', async () => {
+    const category = (await create({ name: 'Next season' })).body.id as number;
+    const count = async () => (await s.raw('GET', `${NS}/categories/${category}`)).body.count as number;
+    const path = (id: number) => `${NS}/events/${id}`;
+    const event = (await s.raw('POST', `${NS}/events`, { as: s.admin, json: {
+      title: 'Opening night', start_date: '2031-03-01 19:00', end_date: '2031-03-01 22:00', categories: [category], date_utc: inSeconds(3600),
+    } })).body;
+    expect(event.status).toBe('future');
+    expect(await count()).toBe(0);
+    const patched = async (json: Record<string, unknown>) => {
+      const r = await s.raw('PATCH', path(event.id), { as: s.admin, json });
+      expect(r.status, r.text).toBe(200);
+      expect(await schedulesCopiedWrong()).toEqual([]);
+      return r.body as { status: string; date_utc: string };
+    };
+    // a password leaves it out whatever its date; taken off, the date decides again
+    await patched({ password: 'secret', date_utc: '2026-01-01 10:00:00' });
+    expect(await count()).toBe(0);
+    await patched({ password: '', date_utc: inSeconds(2) });
+    expect(await count()).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 2600));
+    expect(await count()).toBe(1); // its date came: no write needed
+    // scheduled again, its links taken off and put back, trashed
+    const again = await patched({ status: 'future', date_utc: inSeconds(3600) });
+    expect(await count()).toBe(again.status === 'future' ? 0 : 1);
+    await patched({ categories: [] });
+    expect(await count()).toBe(0);
+    const back = await patched({ categories: [category] });
+    expect(await count()).toBe(back.status === 'future' ? 0 : 1);
+    expect((await s.raw('DELETE', path(event.id), { as: s.admin })).status).toBe(200);
+    expect(await count()).toBe(0);
+    expect(await schedulesCopiedWrong()).toEqual([]);
+  });
+});

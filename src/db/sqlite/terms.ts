@@ -10,11 +10,9 @@ interface TermRow { id: number; taxonomy: string; name: string; slug: string; de
 
 /**
  * Published events of a term: the stored count (migrations 0003 and 0011: events without a password) less scheduled
- * events whose date has not come.
+ * events whose date has not come, one range of the term's scheduled links (migration 0019).
  */
-// CROSS JOIN fixes the order: from the few scheduled events (partial index events_scheduled) to their links.
-export const COUNT = `(t.event_count - (SELECT COUNT(*) FROM events e CROSS JOIN event_terms et ON et.event_id = e.post_id AND et.term_id = t.id
-  WHERE e.status = 'future' AND e.date_utc > @now AND e.protected = 0))`;
+export const COUNT = `(t.event_count - (SELECT COUNT(*) FROM event_terms et WHERE et.term_id = t.id AND et.scheduled_utc > @now))`;
 
 const toTerm = (r: TermRow): TermRecord => ({
   id: r.id, taxonomy: r.taxonomy as Taxonomy, name: r.name, slug: r.slug, description: r.description,
