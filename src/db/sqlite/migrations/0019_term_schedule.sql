@@ -4,8 +4,8 @@
 -- calendar: with 2,000 of them and 20,000 tags, `GET /tags?orderby=count&hide_empty=1` took 30 s, and a read by id
 -- 2 ms per term of the event. Kept by triggers in the transaction of every write, as the counts are.
 ALTER TABLE event_terms ADD COLUMN scheduled_utc TEXT;
-UPDATE event_terms SET scheduled_utc = (
-  SELECT e.date_utc FROM events e WHERE e.post_id = event_terms.event_id AND e.status = 'future' AND e.protected = 0);
+UPDATE event_terms SET scheduled_utc = (SELECT e.date_utc FROM events e WHERE e.post_id = event_terms.event_id)
+  WHERE event_id IN (SELECT post_id FROM events WHERE status = 'future' AND protected = 0);
 CREATE INDEX event_terms_scheduled ON event_terms (term_id, scheduled_utc) WHERE scheduled_utc IS NOT NULL;
 
 CREATE TRIGGER event_terms_scheduled_insert AFTER INSERT ON event_terms
