@@ -78,7 +78,7 @@ describe('event list query plans', () => {
   it('reads one venue\'s events off that venue\'s range of its index, not the window\'s events', async () => {
     const plan = await read(async ({ posts }) => posts.explainEventList(query({ venueIds: [await firstVenue()] })));
     // asked as a list of one (json_each, whose rows SQLite cannot count), the choice went by the statistics: on
-    // 100,000 events and 20,200 venues it read the window's 29,000 events off the listing index (44 ms, by hand)
+    // 100,000 events and 20,200 venues it read the window's 29,000 events off the listing index (12 ms warm, by hand)
     expect(plan.join('\n')).not.toMatch(/json_each/);
     expect(plan.filter((line) => /^SEARCH e /.test(line))).toEqual([
       expect.stringMatching(/^SEARCH e USING (COVERING )?INDEX events_by_venue \(venue_id=\? AND start_local>\? AND start_local<\?\)/),
