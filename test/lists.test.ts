@@ -585,6 +585,16 @@ describe('6. other filters', () => {
     expect(await ids(`organizer[]=${o2.id}`)).toEqual([g2, g3, g4]);
     expect(await ids(`venue=${v1.id}&organizer=${o2.id}`)).toEqual([g3]);
     expect(await ids(`venue=${v2.id}&organizer=${o1.id}`)).toEqual([]);
+    // one organizer's list is read from that organizer's links, which carry their event's start: the same pages, total
+    // and window as any list, and an event moved in time or to another organizer moves with it
+    const second = await k.list(`/events?${YEAR_2031}&organizer=${o2.id}&per_page=2&page=2`);
+    expect([second.events.map((e: Rec) => e.id), second.total, second.total_pages]).toEqual([[g4], 3, 2]);
+    expect(await ids(`start_date=2031-09-03&end_date=2031-09-03 23:59:59&organizer=${o2.id}`)).toEqual([g3]);
+    expect((await k.s.raw('POST', `${NS}/events/${g2}`, { as: k.s.admin, json: { start_date: '2031-09-05 09:00', end_date: '2031-09-05 10:00' } })).status).toBe(200);
+    expect(await ids(`${YEAR_2031}&organizer=${o2.id}`)).toEqual([g3, g4, g2]);
+    expect((await k.s.raw('POST', `${NS}/events/${g3}`, { as: k.s.admin, json: { organizer: [o1.id] } })).status).toBe(200);
+    expect(await ids(`${YEAR_2031}&organizer=${o2.id}`)).toEqual([g4, g2]);
+    expect(await ids(`${YEAR_2031}&organizer=${o1.id}`)).toEqual([g1, g3, g4]);
     expectInvalid(await k.get('/events?venue=999999'), 'venue');
     expectInvalid(await k.get(`/events?venue=${g1}`), 'venue');
     expectInvalid(await k.get(`/events?venue=${v1.id},999999`), 'venue');

@@ -252,7 +252,17 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
   if (q.categoryIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND ${among('categories', term, q.categoryIds)}${linkedInWindow})`);
   if (q.tagIds) where.push(`EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND ${among('tags', term, q.tagIds)}${linkedInWindow})`);
   if (q.venueIds) where.push(among('venues', 'e.venue_id', q.venueIds));
-  if (q.organizerIds) {
+  /** Whether the list is read from one organizer's links, which carry their event's start (migration 0004). */
+  let fromOrganizer = false;
+  if (q.organizerIds?.length === 1 && events === 'events e' && !q.include) {
+    // one organizer: its range of event_organizers_by_organizer in the window gives its events in order of their
+    // start, each read by id, so a list costs that organizer's events. Checked event by event, SQLite read the window's
+    // events off the listing index: 11 ms for page and total on 100,000 events, whoever the organizer (0.06 this way)
+    params.organizer = q.organizerIds[0]!;
+    const window = startBounds.map((bound) => ` AND ${bound('eo.start_local')}`).join('');
+    events = `(SELECT eo.event_id AS id, eo.start_local FROM event_organizers eo WHERE eo.organizer_id = @organizer${window}) m ${dialect.joinInOrder} events e ON e.post_id = m.id`;
+    fromOrganizer = true;
+  } else if (q.organizerIds) {
     where.push(`EXISTS (SELECT 1 FROM event_organizers eo WHERE eo.event_id = e.post_id AND ${among('organizers', dialect.unindexed('eo.organizer_id'), q.organizerIds)})`);
   }
   if (q.featured !== undefined) where.push(dialect.flag('e.featured', q.featured));
@@ -285,9 +295,10 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
         AND 12742.0 * asin(sqrt(pow(sin(radians(v.geo_lat - @lat) / 2), 2) + cos(radians(@lat)) * cos(radians(v.geo_lat)) * pow(sin(radians(v.geo_lng - @lng) / 2), 2))) <= @radius)`);
   }
   const filter = `FROM ${events} WHERE ${where.join(' AND ')}`;
-  const order = q.include ? 'e.date_utc, e.post_id' : 'e.start_local, e.date_utc, e.post_id';
+  // the organizer's links in the order of their index: the same start as the event's, by which the engine need not sort
+  const order = q.include ? 'e.date_utc, e.post_id' : `${fromOrganizer ? 'm' : 'e'}.start_local, e.date_utc, e.post_id`;
   // any filter adds a condition: a list of its window's listed events alone can be summed from the day totals
-  const count = (where.length === datesOnly ? summedTotal(q, listed, params, dialect) : null) ?? `SELECT COUNT(*) AS total ${filter}`;
+  const count = (where.length === datesOnly && !fromOrganizer ? summedTotal(q, listed, params, dialect) : null) ?? `SELECT COUNT(*) AS total ${filter}`;
   // a search's matches in its window are few, and all of them are read to be ordered: counted in the same pass, each
   // is looked up once, not once for the page and again for the total
   if (fewMatches) return { page: `SELECT e.post_id AS id, COUNT(*) OVER () AS total ${filter} ORDER BY ${order} LIMIT @limit OFFSET @offset`, count, params, totalInPage: true };
