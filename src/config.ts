@@ -13,6 +13,8 @@ export interface Config {
   dbPool: number;
   /** Worker threads each SQLite process runs costly reads in (ALMANAC_READ_THREADS; 0: on the event loop). */
   readThreads: number;
+  /** MiB of the SQLite file each read connection maps into memory (ALMANAC_SQLITE_MMAP_MB; 0: none). */
+  sqliteMmapMb: number;
   /** Site timezone as given: an IANA id or `UTC±N`. */
   siteTimezone: string;
   /** Site URL for absolute links, without a trailing slash; null → from the request's Host header. */
@@ -118,6 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl,
     dbPool: integer(env, 'ALMANAC_DB_POOL', 10, 1, 1000),
     readThreads: integer(env, 'ALMANAC_READ_THREADS', 2, 0, 64),
+    sqliteMmapMb: integer(env, 'ALMANAC_SQLITE_MMAP_MB', 1024, 0, 1_048_576),
     siteTimezone: timezone,
     publicUrl,
     trustProxy: env.ALMANAC_TRUST_PROXY === '1',

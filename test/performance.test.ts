@@ -252,7 +252,7 @@ describe.skipIf(TEST_ENGINE !== 'sqlite')('SQLite\'s read connections', () => {
       expect(await Promise.all(sizes)).toEqual(Array(6).fill(-CHEAP_READ_CACHE_KIB));
       expect(CHEAP_READ_CACHE_KIB).toBe(2048);
       // a read thread's connection (searches read long runs of the trigram index)
-      const list = openReadOnly(engine.path, LIST_READ_CACHE_KIB);
+      const list = openReadOnly(engine.path, { cacheKiB: LIST_READ_CACHE_KIB });
       expect(list.pragma('cache_size', { simple: true })).toBe(-16_384);
       list.close();
     } finally {

@@ -4,10 +4,11 @@
  * file: the sqlite project only (vitest.config.ts).
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readlinkSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, readlinkSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
 import { storageFault } from '../src/db/faults.js';
 import { openDatabase } from '../src/db/sqlite/connection.js';
 import { SqliteEngine } from '../src/db/sqlite/engine.js';
@@ -214,5 +215,37 @@ describe.skipIf(TEST_ENGINE !== 'sqlite')('a write\'s acknowledgement', () => {
     } finally {
       await engine.close();
     }
+  });
+});
+
+describe.skipIf(TEST_ENGINE !== 'sqlite')('the read connections\' map of the file', () => {
+  /** Whether this process maps the database file itself (the `-shm` index beside it is always mapped, by SQLite). */
+  const mapsFile = (path: string) => readFileSync('/proc/self/maps', 'utf8').split('\n').some((line) => line.endsWith(` ${path}`));
+
+  it.skipIf(process.platform !== 'linux')('maps the file by ALMANAC_SQLITE_MMAP_MB, or not at all with 0, and reads through it see every write', async () => {
+    for (const [mmap, mapped] of [[1024, true], [0, false]] as const) {
+      const s = await TestServer.start({ sqliteMmapMb: mmap });
+      try {
+        const created = await s.raw('POST', `${NS}/events`, { as: s.admin, json: bulky('Mapped') });
+        expect(created.status).toBe(201);
+        // the writer's pages go to the log, then into the file at a checkpoint, under the readers' map
+        const checkpointer = openDatabase(s.config.dbPath);
+        checkpointer.pragma('wal_checkpoint(TRUNCATE)');
+        checkpointer.close();
+        const edited = await s.raw('POST', `${NS}/events/${created.body.id}`, { as: s.admin, json: { title: 'Mapped again' } });
+        expect(edited.status).toBe(200);
+        const read = await s.raw('GET', `${NS}/events/${created.body.id}`);
+        expect([read.status, read.body.title]).toEqual([200, 'Mapped again']);
+        expect(mapsFile(s.config.dbPath), `ALMANAC_SQLITE_MMAP_MB=${mmap}`).toBe(mapped);
+      } finally {
+        await s.close();
+      }
+    }
+  });
+
+  it('defaults to 1024 MiB, and takes 0 or a whole number of MiB', () => {
+    expect(loadConfig({}).sqliteMmapMb).toBe(1024);
+    expect(loadConfig({ ALMANAC_SQLITE_MMAP_MB: '0' }).sqliteMmapMb).toBe(0);
+    for (const bad of ['-1', 'lots', '1.5']) expect(() => loadConfig({ ALMANAC_SQLITE_MMAP_MB: bad })).toThrow(ConfigError);
   });
 });

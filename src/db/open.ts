@@ -7,9 +7,9 @@ import { SqliteEngine } from './sqlite/engine.js';
  * The engine the configuration names, its database migrated: PostgreSQL when ALMANAC_DATABASE_URL is set, else the
  * SQLite file ALMANAC_DB (created when missing).
  */
-export function openEngine(config: Pick<Config, 'databaseUrl' | 'dbPath' | 'dbPool' | 'readThreads' | 'authTrackedPairs'>): Promise<Engine> {
+export function openEngine(config: Pick<Config, 'databaseUrl' | 'dbPath' | 'dbPool' | 'readThreads' | 'authTrackedPairs' | 'sqliteMmapMb'>): Promise<Engine> {
   if (config.databaseUrl) return PostgresEngine.open(config.databaseUrl, { pool: config.dbPool, trackedPairs: config.authTrackedPairs });
-  return SqliteEngine.open(config.dbPath, { readThreads: config.readThreads, trackedPairs: config.authTrackedPairs });
+  return SqliteEngine.open(config.dbPath, { readThreads: config.readThreads, trackedPairs: config.authTrackedPairs, mmapBytes: config.sqliteMmapMb * 1024 * 1024 });
 }
 
 /** Where the data is, for logs and messages (never a password). */

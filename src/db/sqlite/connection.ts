@@ -36,11 +36,20 @@ export const CHEAP_READ_CACHE_KIB = 2048;
 /** The page cache of a read thread's connection: a search reads long runs of the trigram index (9 % slower with 2 MiB). */
 export const LIST_READ_CACHE_KIB = 16_384;
 
+/**
+ * How much of the file a read connection maps into memory (ALMANAC_SQLITE_MMAP_MB), in bytes. Mapped, a page is read
+ * where the operating system caches it rather than copied into the connection's page cache first: by hand on 100,000
+ * events, the statements of a read by id took 63 µs instead of 79 (the event's row 21 instead of 30), as with a page
+ * cache of 256 MiB, but in memory every connection and thread shares. The writer keeps reading through its cache.
+ */
+export const DEFAULT_READ_MMAP_BYTES = 1024 * 1024 * 1024;
+
 /** Opens the SQLite file for reading only: nothing is written, not even the journal mode. */
-export function openReadOnly(path: string, cacheKiB = CHEAP_READ_CACHE_KIB): Db {
+export function openReadOnly(path: string, { cacheKiB = CHEAP_READ_CACHE_KIB, mmapBytes = DEFAULT_READ_MMAP_BYTES }: { cacheKiB?: number; mmapBytes?: number } = {}): Db {
   const db = new Database(path, { readonly: true, fileMustExist: true });
   db.pragma('busy_timeout = 5000');
   db.pragma(`cache_size = ${-cacheKiB}`);
+  db.pragma(`mmap_size = ${mmapBytes}`);
   return withFunctions(db);
 }
 

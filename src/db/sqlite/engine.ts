@@ -12,7 +12,7 @@ import { boundedEventList } from '../listQueries.js';
 import type { EventListQuery } from '../records.js';
 import { CoalescedReader, GenerationTracker, readChanges, utcNowWire } from '../generation.js';
 import { lockoutPathOf, SqliteLockout } from './authFailures.js';
-import { openDatabase, openInMemory, openReadOnly, type Db } from './connection.js';
+import { DEFAULT_READ_MMAP_BYTES, openDatabase, openInMemory, openReadOnly, type Db } from './connection.js';
 import { GroupCommit } from './groupCommit.js';
 import { SqliteMedia } from './media.js';
 import { migrate, schemaVersionOf } from './migrate.js';
@@ -26,6 +26,8 @@ export interface SqliteOptions {
   readThreads?: number;
   /** The most (address, account) pairs the lock-out keeps (ALMANAC_AUTH_TRACKED_PAIRS). */
   trackedPairs?: number;
+  /** How much of the file each read connection maps (ALMANAC_SQLITE_MMAP_MB), in bytes; 0 maps nothing. */
+  mmapBytes?: number;
 }
 
 /** The repositories of one connection (their statements are prepared once, for that connection). */
@@ -111,9 +113,11 @@ export class SqliteEngine implements Engine {
   private closed = false;
   readonly lockout: SqliteLockout;
   private readonly readings: CoalescedReader<string>;
+  private readonly mmapBytes: number;
 
   private constructor(readonly path: string, writer: Db, options: SqliteOptions, readonly applied: number[]) {
     this.writer = writer;
+    this.mmapBytes = options.mmapBytes ?? DEFAULT_READ_MMAP_BYTES;
     this.lockout = new SqliteLockout(lockoutPathOf(path), options.trackedPairs ?? 100_000);
     this.writerRepos = repositoriesOf(writer);
     const appendChange = writer.prepare<[string, string]>('INSERT INTO change_log (changed_utc, tags) VALUES (?, ?)');
@@ -134,7 +138,7 @@ export class SqliteEngine implements Engine {
     }, memory ? null : () => this.walSync.sync());
     // the generation is read on a connection of its own: the writer's commits then move its data_version, which
     // costs nothing to read; the change log is read only when it moved
-    this.probe = memory ? writer : openReadOnly(path);
+    this.probe = memory ? writer : openReadOnly(path, { mmapBytes: this.mmapBytes });
     const dataVersion = this.probe.prepare<[], number>('PRAGMA data_version').pluck();
     const lastChange = this.probe.prepare<[], number>('SELECT MAX(seq) FROM change_log').pluck();
     const changesFrom = this.probe.prepare<[number, number], { seq: number; tags: string }>('SELECT seq, tags FROM change_log WHERE seq >= ? ORDER BY seq LIMIT ?');
@@ -166,7 +170,7 @@ export class SqliteEngine implements Engine {
     });
     const script = memory ? null : workerScript(new URL('./readThread.js', import.meta.url));
     const size = options.readThreads ?? 2;
-    this.threads = script && size > 0 ? new ReadThreads(script, { path }, size) : null;
+    this.threads = script && size > 0 ? new ReadThreads(script, { path, mmapBytes: this.mmapBytes }, size) : null;
     this.listTurns = memory ? null : new Turns(2 * Math.max(1, this.threads ? size : 1));
     this.maxReaders = CHEAP_READERS + (this.listTurns?.size ?? 0);
   }
@@ -324,7 +328,7 @@ export class SqliteEngine implements Engine {
     if (reader) return Promise.resolve(reader);
     if (this.readers < this.maxReaders) {
       this.readers++;
-      const db = openReadOnly(this.path);
+      const db = openReadOnly(this.path, { mmapBytes: this.mmapBytes });
       const repos = repositoriesOf(db);
       if (this.threads) {
         // the costly reads go to a thread; the rest stay on this connection's snapshot (event lists that cost little

@@ -10,7 +10,8 @@ import type { ThreadAnswer, ThreadCall } from './readThreads.js';
 
 type Methods = Record<string, (...args: unknown[]) => Promise<unknown>>;
 
-const db = openReadOnly((workerData as { path: string }).path, LIST_READ_CACHE_KIB);
+const { path, mmapBytes } = workerData as { path: string; mmapBytes: number };
+const db = openReadOnly(path, { cacheKiB: LIST_READ_CACHE_KIB, mmapBytes });
 const repositories: Record<string, Methods> = {
   posts: new SqlitePosts(db) as unknown as Methods,
   terms: new SqliteTerms(db) as unknown as Methods,
