@@ -560,6 +560,17 @@ describe('6. other filters', () => {
     expect(await ids('tags=outdoor')).toEqual([f5]);
     expect(await ids(`tags=${indoor.id},outdoor`)).toEqual([f5, f6]);
     expect(await ids('categories=sports&tags=indoor')).toEqual([f6]);
+    // one category without subcategories, or one tag, is read from that term's links, which carry their event's
+    // start: the same pages, total and window as any list, and an event moved in time or off the term moves with it
+    const sportsPage = await k.list(`/events?start_date=2031-09-01&end_date=2031-09-30&categories=${sports.id}&per_page=1&page=2`);
+    expect([sportsPage.events.map((e: Rec) => e.id), sportsPage.total, sportsPage.total_pages]).toEqual([[f6], 2, 2]);
+    expect(await ids('categories=watercolour&tags=indoor')).toEqual([]);
+    expect((await k.s.raw('POST', `${NS}/events/${f3}`, { as: k.s.admin, json: { start_date: '2031-09-08 10:00', end_date: '2031-09-08 11:00', tags: ['outdoor'] } })).status).toBe(200);
+    expect(await ids(`categories=${sports.id}`)).toEqual([f6, f3]);
+    expect(await ids('tags=outdoor')).toEqual([f5, f3]);
+    expect(await k.ids(`/events?start_date=2031-09-06&end_date=2031-09-30&tags=outdoor`)).toEqual([f3]);
+    expect((await k.s.raw('POST', `${NS}/events/${f3}`, { as: k.s.admin, json: { tags: [] } })).status).toBe(200);
+    expect(await ids('tags=outdoor')).toEqual([f5]);
     expectInvalid(await k.get('/events?categories=no-such-category'), 'categories');
     expectInvalid(await k.get('/events?categories=arts,no-such-category'), 'categories');
     expectInvalid(await k.get('/events?categories=999999'), 'categories');

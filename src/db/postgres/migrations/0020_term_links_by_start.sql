@@ -1,0 +1,3 @@
+-- SQLite's migration 0020 indexes the links of a term by the start of their events. PostgreSQL has done so since
+-- migration 0016 (event_terms_by_term): nothing to change here, the number is kept so that both schemas are at the
+-- same version.
