@@ -49,6 +49,12 @@ export interface SqlDialect {
    * statistics and accepts no `ON` after `CROSS JOIN`: a plain `JOIN`.
    */
   joinInOrder: string;
+  /**
+   * The `FROM … WHERE …` of an event list read from the links of one record (`links`: `id` and `start_local` of each
+   * of its events in the window, in their index's order), each event looked up by id and kept when `where` holds of
+   * it (`e`); the rows have `e.post_id`, `e.date_utc` and `m.start_local`.
+   */
+  eachLinkedEvent(links: string, where: string): string;
   /** The title part of an event's folded search text (title, excerpt and description joined by U+001F). */
   searchedTitle(column: string): string;
   /**
@@ -249,12 +255,13 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
   // events were read: on 100,000 events, page and total 11 ms for any organizer, 15 ms for a tag (0.06 and 2.5 ms)
   const drivenBy = events !== 'events e' || q.include ? null
     : q.organizerIds?.length === 1 ? 'organizer' : q.tagIds?.length === 1 ? 'tag' : q.categoryIds?.length === 1 ? 'category' : null;
+  let linked: string | null = null;
   if (drivenBy !== null) {
     const [table, column, id] = drivenBy === 'organizer' ? ['event_organizers', 'organizer_id', q.organizerIds![0]!]
       : ['event_terms', 'term_id', (drivenBy === 'tag' ? q.tagIds : q.categoryIds)![0]!];
     params.driving = id;
     const window = startBounds.map((bound) => ` AND ${bound('l.start_local')}`).join('');
-    events = `(SELECT l.event_id AS id, l.start_local FROM ${table} l WHERE l.${column} = @driving${window}) m ${dialect.joinInOrder} events e ON e.post_id = m.id`;
+    linked = `SELECT l.event_id AS id, l.start_local FROM ${table} l WHERE l.${column} = @driving${window}`;
   }
   // an event's few links are read and each looked up in the list, rather than the index probed once for every id of
   // the list: one lookup per link, however long the list
@@ -297,7 +304,7 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
       WHERE vp.status = 'publish'${openVenue} AND v.geo_lat BETWEEN @latMin AND @latMax AND ${lngBand}
         AND 12742.0 * asin(sqrt(pow(sin(radians(v.geo_lat - @lat) / 2), 2) + cos(radians(@lat)) * cos(radians(v.geo_lat)) * pow(sin(radians(v.geo_lng - @lng) / 2), 2))) <= @radius)`);
   }
-  const filter = `FROM ${events} WHERE ${where.join(' AND ')}`;
+  const filter = linked === null ? `FROM ${events} WHERE ${where.join(' AND ')}` : dialect.eachLinkedEvent(linked, where.join(' AND '));
   // driven by a record's links, in the order of their index: the same start as the event's, by which the engine then
   // need not sort
   const order = q.include ? 'e.date_utc, e.post_id' : `${drivenBy !== null ? 'm' : 'e'}.start_local, e.date_utc, e.post_id`;

@@ -115,6 +115,7 @@ export const SQLITE_DIALECT: SqlDialect = {
   searchIndex: (params, words, months) => narrowedBy(params, words, months, (grams) => grams),
   unindexed: (column) => `+${column}`,
   joinInOrder: 'CROSS JOIN',
+  eachLinkedEvent: (links, where) => `FROM (${links}) m CROSS JOIN events e ON e.post_id = m.id WHERE ${where}`,
   searchedTitle: (column) => `substr(${column}, 1, instr(${column}, char(31)) - 1)`,
   // almanac_fold is foldForSearch itself, registered on every connection (connection.ts)
   foldedField: (column) => `almanac_fold(${column})`,
