@@ -120,7 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl,
     dbPool: integer(env, 'ALMANAC_DB_POOL', 10, 1, 1000),
     readThreads: integer(env, 'ALMANAC_READ_THREADS', 2, 0, 64),
-    sqliteMmapMb: integer(env, 'ALMANAC_SQLITE_MMAP_MB', 1024, 0, 1_048_576),
+    sqliteMmapMb: integer(env, 'ALMANAC_SQLITE_MMAP_MB', 0, 0, 1_048_576),
     siteTimezone: timezone,
     publicUrl,
     trustProxy: env.ALMANAC_TRUST_PROXY === '1',
