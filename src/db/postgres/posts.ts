@@ -65,9 +65,9 @@ export const POSTGRES_DIALECT: SqlDialect = {
   // PostgreSQL plans from statistics: no hint needed (nor offered)
   unindexed: (column) => column,
   joinInOrder: 'JOIN',
-  // each event by its key, in a subquery the planner keeps as it is (OFFSET 0): joined, the total of a tag on 1,400
-  // events of the window (100,000 in all) was counted by hashing the window's 16,000 events read whole, 24-60 ms,
-  // 7 ms this way; costed with the default random_page_cost, the lookups seemed dearer than the whole table
+  // each event by its key, in a subquery the planner keeps as it is (OFFSET 0): joined, the tag on 1,400 events of
+  // the window (100,000 in all) was counted by hashing the window's 16,000 events read whole, page and total 24-33 ms,
+  // 5.6 this way; costed with the default random_page_cost, the lookups seemed dearer than the whole table
   eachLinkedEvent: (links, where) => `FROM (${links}) m CROSS JOIN LATERAL (SELECT e.post_id, e.date_utc FROM events e WHERE e.post_id = m.id AND ${where} OFFSET 0) e`,
   searchedTitle: (column) => `split_part(${column}, chr(31), 1)`,
   // folded by `foldForSearch` when the record was written (posts.search_fields, migration 0010), so both engines
