@@ -571,6 +571,18 @@ describe('6. other filters', () => {
     expect(await k.ids(`/events?start_date=2031-09-06&end_date=2031-09-30&tags=outdoor`)).toEqual([f3]);
     expect((await k.s.raw('POST', `${NS}/events/${f3}`, { as: k.s.admin, json: { tags: [] } })).status).toBe(200);
     expect(await ids('tags=outdoor')).toEqual([f5]);
+    // several terms (a category and its subcategories too) are counted from their links in the window, each event
+    // once: F8 is in two of them
+    const f8 = (await k.event('F8 painting and watercolour', ...day(8), { categories: [painting.id, watercolour.id], tags: ['indoor', 'outdoor'] })).id;
+    const totals = async (q: string) => {
+      const first = await k.list(`/events?start_date=2031-09-01&end_date=2031-09-30&${q}&per_page=1`);
+      return [first.total, first.total_pages, await ids(q)];
+    };
+    expect(await totals(`categories=${arts.id}`)).toEqual([4, 4, [f1, f2, f7, f8]]);
+    expect(await totals('categories=painting,sports')).toEqual([5, 5, [f2, f6, f7, f3, f8]]);
+    expect(await totals(`tags=${indoor.id},outdoor`)).toEqual([3, 3, [f5, f6, f8]]);
+    expect(await totals(`categories=painting&tags=${indoor.id},outdoor`)).toEqual([1, 1, [f8]]);
+    expect(await k.list(`/events?start_date=2031-09-08&end_date=2031-09-30&categories=${arts.id}&per_page=1`)).toMatchObject({ total: 1, total_pages: 1 });
     expectInvalid(await k.get('/events?categories=no-such-category'), 'categories');
     expectInvalid(await k.get('/events?categories=arts,no-such-category'), 'categories');
     expectInvalid(await k.get('/events?categories=999999'), 'categories');
@@ -606,6 +618,21 @@ describe('6. other filters', () => {
     expect((await k.s.raw('POST', `${NS}/events/${g3}`, { as: k.s.admin, json: { organizer: [o1.id] } })).status).toBe(200);
     expect(await ids(`${YEAR_2031}&organizer=${o2.id}`)).toEqual([g4, g2]);
     expect(await ids(`${YEAR_2031}&organizer=${o1.id}`)).toEqual([g1, g3, g4]);
+    // several venues or organizers are counted from their links in the window, each event once (G4 has both
+    // organizers), checked against the rest of the list: the totals of the pages, after the moves above too
+    const pages = async (q: string) => {
+      const first = await k.list(`/events?${YEAR_2031}&${q}&per_page=1`);
+      return [first.total, first.total_pages, await ids(q)];
+    };
+    expect(await pages(`organizer=${o1.id},${o2.id}`)).toEqual([4, 4, [g1, g3, g4, g2]]);
+    expect(await pages(`venue=${v1.id},${v2.id}`)).toEqual([3, 3, [g1, g3, g2]]);
+    expect(await pages(`venue=${v1.id},${v2.id}&organizer=${o1.id},${o2.id}`)).toEqual([3, 3, [g1, g3, g2]]);
+    expect(await pages(`venue=${v1.id},${v2.id}&organizer=${o1.id}`)).toEqual([2, 2, [g1, g3]]);
+    expect(await pages(`venue=${v1.id}&organizer=${o1.id},${o2.id}`)).toEqual([2, 2, [g1, g3]]);
+    const september = (await k.list(`/events?start_date=2031-09-02&end_date=2031-09-04 23:59:59&organizer=${o1.id},${o2.id}&per_page=1`));
+    expect([september.total, september.events.map((e: Rec) => e.id)]).toEqual([2, [g3]]);
+    expect((await k.s.raw('POST', `${NS}/events/${g4}`, { as: k.s.admin, json: { status: 'draft' } })).status).toBe(200);
+    expect(await pages(`organizer=${o1.id},${o2.id}`)).toEqual([3, 3, [g1, g3, g2]]);
     expectInvalid(await k.get('/events?venue=999999'), 'venue');
     expectInvalid(await k.get(`/events?venue=${g1}`), 'venue');
     expectInvalid(await k.get(`/events?venue=${v1.id},999999`), 'venue');

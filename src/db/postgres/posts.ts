@@ -69,6 +69,7 @@ export const POSTGRES_DIALECT: SqlDialect = {
   // the window (100,000 in all) was counted by hashing the window's 16,000 events read whole, page and total 24-33 ms,
   // 5.6 this way; costed with the default random_page_cost, the lookups seemed dearer than the whole table
   eachLinkedEvent: (links, where) => `FROM (${links}) m CROSS JOIN LATERAL (SELECT e.post_id, e.date_utc FROM events e WHERE e.post_id = m.id AND ${where} OFFSET 0) e`,
+  countsFromLinks: false,
   searchedTitle: (column) => `split_part(${column}, chr(31), 1)`,
   // folded by `foldForSearch` when the record was written (posts.search_fields, migration 0010), so both engines
   // compare exactly the same folded text; PostgreSQL's own lower() and unaccent fold otherwise

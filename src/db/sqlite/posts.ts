@@ -116,6 +116,7 @@ export const SQLITE_DIALECT: SqlDialect = {
   unindexed: (column) => `+${column}`,
   joinInOrder: 'CROSS JOIN',
   eachLinkedEvent: (links, where) => `FROM (${links}) m CROSS JOIN events e ON e.post_id = m.id WHERE ${where}`,
+  countsFromLinks: true,
   searchedTitle: (column) => `substr(${column}, 1, instr(${column}, char(31)) - 1)`,
   // almanac_fold is foldForSearch itself, registered on every connection (connection.ts)
   foldedField: (column) => `almanac_fold(${column})`,
