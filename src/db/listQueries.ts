@@ -25,6 +25,11 @@ export interface ListSql {
    * past the last: set when the list is read from few matches, every one of them read anyway to be ordered.
    */
   totalInPage?: boolean;
+  /**
+   * A list by several records' links: `links` counts their links in the window (up to FEW_LINKS); when fewer, the list
+   * runs `page` (each row carrying the total) and `count` instead (`listThrough`).
+   */
+  fewLinks?: { links: string; page: string; count: string };
 }
 
 export interface SqlDialect {
@@ -52,16 +57,17 @@ export interface SqlDialect {
   /**
    * The `FROM … WHERE …` of an event list read from the links of one record (`links`: `id` and `start_local` of each
    * of its events in the window, in their index's order), each event looked up by id and kept when `where` holds of
-   * it (`e`); the rows have `e.post_id`, `e.date_utc` and `m.start_local`. A total counted from the links of several
-   * records (`countedByLinks`) gives their events' `id` alone, each once.
+   * it (`e`); the rows have `e.post_id`, `e.date_utc` and `m.start_local`. The links of several records
+   * (`throughLinks`) give each of their events once.
    */
   eachLinkedEvent(links: string, where: string): string;
   /**
-   * Whether a total by several records is counted through their links (see `countedByLinks`): SQLite checked each
-   * event of the window against them. PostgreSQL joins their links in the window to the window's events itself (a
-   * hash semi join), and given the choice, gathered a category's links with a parallel worker (39 ms against 4.6).
+   * Whether a list by several records is read through their links when they have few (see `throughLinks`): SQLite
+   * checked each event of the window against them. PostgreSQL joins their links in the window to the window's events
+   * itself (a hash semi join), and given the choice, gathered a category's links with a parallel worker (39 ms
+   * against 4.6).
    */
-  countsFromLinks: boolean;
+  readsThroughLinks: boolean;
   /** The title part of an event's folded search text (title, excerpt and description joined by U+001F). */
   searchedTitle(column: string): string;
   /**
@@ -235,36 +241,55 @@ interface RecordsFilter {
   condition: string;
 }
 
-/** Filters preferred to count a list from, those of records with fewer events first. */
-const COUNTING_ORDER: EventLinks[] = [ORGANIZER_LINKS, VENUE_LINKS, TERM_LINKS];
-/** Links in the window up to which a total is counted event by event from them (see `countedByLinks`). */
+/** Filters preferred to read a list from, those of records with fewer events first. */
+const LINKS_ORDER: EventLinks[] = [ORGANIZER_LINKS, VENUE_LINKS, TERM_LINKS];
+/** Links in the window below which a list is read through them (see `throughLinks`). */
 export const FEW_LINKS = 2000;
 
 /**
- * The total of a list filtered by several records (several venues, organizers, tags, or a category and its
- * subcategories), read through their links in the window, which carry their event's start. Counted off the listing
- * index, each event of the window was read and its links looked up, whoever the records. Now, while the records have
- * fewer than FEW_LINKS links in the window (a look at most that far along their ranges of the index), each of their
- * events is read by id, once, and checked against the rest of the list; beyond, the window is read off the listing
- * index and each event looked up among their links, gathered once. On SQLite, 100,000 events, default window: two
- * organizers 11.9 to 0.14 ms, two venues 12.8 to 0.09, ten venues 18.3 to 4.0; by the window, two tags 15.6 to 6.5,
- * the category music and its three subcategories (42 % of the events) 15.2 to 9.9. The page still reads the window in
- * order: it stops at its last event. A filter of one venue is an equality read through that venue's range already.
+ * A list filtered by several records (several venues, organizers, tags, or a category and its subcategories): read
+ * through their links in the window, which carry their event's start, when they have few. Off the listing index, the
+ * page reads the window in order until it is full, and the total every event of the window, each one's links looked
+ * up, whoever the records: for records without an event in the window, both read the whole window. So a first
+ * statement counts their links in the window, at most FEW_LINKS of them (a look along their ranges of the index);
+ * fewer, each of their events is read by id, once, checked against the rest of the list, and the page ordered from
+ * them with the total counted in the same pass; more, the page reads the window as before and the total checks each
+ * event against their links, gathered once. On SQLite, 100,000 events, default window, page and total: two
+ * organizers 18.4 to 1.7 ms, two without an event in the window 31.6 to 0.6, two venues 21.0 to 1.3, ten 21.5 to 7.3,
+ * two tags 19.1 to 9.2, the category music and its three subcategories (42 % of the events) 19.3 to 13.0; in a window
+ * of 90 days, where that category has 1,500 links, 2.4 to 2.7 ms (near FEW_LINKS, a look and an event by id for each
+ * link cost about what the window does). A filter of one venue is an equality read through that venue's range
+ * already.
  */
-function countedByLinks(filters: RecordsFilter[], where: string[], startBounds: ((column: string) => string)[], params: Params, dialect: SqlDialect): string | null {
+function throughLinks(filters: RecordsFilter[], where: string[], startBounds: ((column: string) => string)[], params: Params, dialect: SqlDialect): Pick<ListSql, 'count' | 'fewLinks'> | null {
   if (filters.some((f) => f.links === VENUE_LINKS && f.ids.length === 1)) return null;
   const several = filters.filter((f) => f.ids.length > 1);
-  const chosen = COUNTING_ORDER.map((links) => several.find((f) => f.links === links)).find((f) => f !== undefined);
+  const chosen = LINKS_ORDER.map((links) => several.find((f) => f.links === links)).find((f) => f !== undefined);
   if (chosen === undefined) return null;
   const { table, record, event, several: repeated } = chosen.links;
   const window = startBounds.map((bound) => ` AND ${bound('l.start_local')}`).join('');
   const links = `FROM ${table} l WHERE ${dialect.inIds(params, chosen.name, `l.${record}`, chosen.ids)}${window}`;
   const rest = where.filter((c) => c !== chosen.condition);
-  const eachLinked = dialect.eachLinkedEvent(`SELECT ${repeated ? 'DISTINCT ' : ''}l.${event} AS id ${links}`, rest.join(' AND '));
+  const eachLinked = dialect.eachLinkedEvent(`SELECT ${repeated ? 'DISTINCT ' : ''}l.${event} AS id, l.start_local ${links}`, rest.join(' AND '));
   // a venue's condition is a column of the listing index already; links of other records are gathered once
   const amongLinks = chosen.links === VENUE_LINKS ? chosen.condition : `${dialect.unindexed('e.post_id')} IN (SELECT l.${event} ${links})`;
-  return `SELECT CASE WHEN (SELECT COUNT(*) FROM (SELECT 1 AS linked ${links} LIMIT ${FEW_LINKS}) f) < ${FEW_LINKS}
-    THEN (SELECT COUNT(*) ${eachLinked}) ELSE (SELECT COUNT(*) FROM events e WHERE ${[...rest, amongLinks].join(' AND ')}) END AS total`;
+  return {
+    count: `SELECT COUNT(*) AS total FROM events e WHERE ${[...rest, amongLinks].join(' AND ')}`,
+    fewLinks: {
+      links: `SELECT COUNT(*) AS links FROM (SELECT 1 AS linked ${links} LIMIT ${FEW_LINKS}) f`,
+      page: `SELECT e.post_id AS id, COUNT(*) OVER () AS total ${eachLinked} ORDER BY m.start_local, e.date_utc, e.post_id LIMIT @limit OFFSET @offset`,
+      count: `SELECT COUNT(*) AS total ${eachLinked}`,
+    },
+  };
+}
+
+/**
+ * The statements to run of a list: those of `fewLinks` when it has them and `linksIn` (which runs a statement of one
+ * row and column) finds fewer than FEW_LINKS links.
+ */
+export async function listThrough(sql: ListSql, linksIn: (statement: string) => Promise<number>): Promise<ListSql> {
+  if (!sql.fewLinks || (await linksIn(sql.fewLinks.links)) >= FEW_LINKS) return sql;
+  return { page: sql.fewLinks.page, count: sql.fewLinks.count, params: sql.params, totalInPage: true };
 }
 
 /** The statements of an event list (GET /events and the iCalendar feed). */
@@ -331,7 +356,7 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
   // so do an organizer's (migration 0004): PostgreSQL then gathers the organizers' links in the window alone (the
   // total of two organizers of 100,000 events: 3.3-3.9 to 1.3-1.5 ms)
   const organizedInWindow = startBounds.map((bound) => ` AND ${bound(dialect.unindexed('eo.start_local'))}`).join('');
-  /** Each filter by records, with the links its events are read from when it counts a list (see `countedByLinks`). */
+  /** Each filter by records, with the links its events are read from when it counts a list (see `throughLinks`). */
   const byRecords: RecordsFilter[] = [];
   if (q.categoryIds && drivenBy !== 'category') {
     byRecords.push({ links: TERM_LINKS, name: 'categories', ids: q.categoryIds,
@@ -381,9 +406,11 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
   // need not sort
   const order = q.include ? 'e.date_utc, e.post_id' : `${drivenBy !== null ? 'm' : 'e'}.start_local, e.date_utc, e.post_id`;
   // any filter adds a condition: a list of its window's listed events alone can be summed from the day totals
-  const count = (where.length === datesOnly && drivenBy === null ? summedTotal(q, listed, params, dialect) : null)
-    ?? (dialect.countsFromLinks && drivenBy === null && events === 'events e' && !q.include ? countedByLinks(byRecords, where, startBounds, params, dialect) : null)
-    ?? `SELECT COUNT(*) AS total ${filter}`;
+  const summed = where.length === datesOnly && drivenBy === null ? summedTotal(q, listed, params, dialect) : null;
+  const throughRecords = summed === null && dialect.readsThroughLinks && drivenBy === null && events === 'events e' && !q.include
+    ? throughLinks(byRecords, where, startBounds, params, dialect) : null;
+  if (throughRecords) return { page: `SELECT e.post_id AS id ${filter} ORDER BY ${order} LIMIT @limit OFFSET @offset`, ...throughRecords, params };
+  const count = summed ?? `SELECT COUNT(*) AS total ${filter}`;
   // a search's matches in its window are few, and all of them are read to be ordered: counted in the same pass, each
   // is looked up once, not once for the page and again for the total
   if (fewMatches) return { page: `SELECT e.post_id AS id, COUNT(*) OVER () AS total ${filter} ORDER BY ${order} LIMIT @limit OFFSET @offset`, count, params, totalInPage: true };

@@ -2,7 +2,7 @@ import type { Lang } from '../../domain/context.js';
 import { collationKey, foldForSearch, slugForQuery } from '../../domain/text.js';
 import type { PostsRepository, RecordWithLinks, Translations, ViewLinks, ViewLinksQuery } from '../engine.js';
 import { utcNowWire } from '../generation.js';
-import { changesSql, eventListSql, like, linkedListSql, linkedSearchTexts, pageAndTotal, trigramsOfText, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
+import { changesSql, eventListSql, like, linkedListSql, linkedSearchTexts, listThrough, pageAndTotal, trigramsOfText, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
 import type {
   Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, OrganizerRecord, PostRecord, PostType, RecordOf, TranslationMember, VenueRecord,
 } from '../records.js';
@@ -69,7 +69,7 @@ export const POSTGRES_DIALECT: SqlDialect = {
   // the window (100,000 in all) was counted by hashing the window's 16,000 events read whole, page and total 24-33 ms,
   // 5.6 this way; costed with the default random_page_cost, the lookups seemed dearer than the whole table
   eachLinkedEvent: (links, where) => `FROM (${links}) m CROSS JOIN LATERAL (SELECT e.post_id, e.date_utc FROM events e WHERE e.post_id = m.id AND ${where} OFFSET 0) e`,
-  countsFromLinks: false,
+  readsThroughLinks: false,
   searchedTitle: (column) => `split_part(${column}, chr(31), 1)`,
   // folded by `foldForSearch` when the record was written (posts.search_fields, migration 0010), so both engines
   // compare exactly the same folded text; PostgreSQL's own lower() and unaccent fold otherwise
@@ -439,14 +439,16 @@ export class PostgresPosts implements PostsRepository {
     return rows.length;
   }
 
-  private async run(sql: ListSql, limit: number, offset: number): Promise<{ ids: number[]; total: number }> {
+  private async run(listed: ListSql, limit: number, offset: number): Promise<{ ids: number[]; total: number }> {
+    const sql = await listThrough(listed, async (statement) => Number((await named<{ links: number }>(this.lists, statement, listed.params))[0]!.links));
     const rows = await named<{ id: number; total?: number }>(this.lists, sql.page, { ...sql.params, limit, offset });
     return pageAndTotal(sql, offset, rows, async () => (await named<{ total: number }>(this.lists, sql.count, sql.params))[0]!.total);
   }
 
   private async explain(sql: ListSql): Promise<string[]> {
     const lines: string[] = [];
-    for (const statement of [sql.page, sql.count]) {
+    const few = sql.fewLinks;
+    for (const statement of [sql.page, sql.count, ...(few ? [few.links, few.page, few.count] : [])]) {
       const rows = await named<{ 'QUERY PLAN': string }>(this.lists, `EXPLAIN ${statement}`, { ...sql.params, limit: 10, offset: 0 });
       lines.push(...rows.map((r) => r['QUERY PLAN']));
     }

@@ -5,7 +5,7 @@ import type {
   Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, OrganizerRecord, PostRecord, PostType, RecordOf, TranslationMember, VenueRecord,
 } from '../records.js';
 import {
-  changesSql, eventListSql, linkedListSql, pageAndTotal, trigramsOfText, type ListSql, type MonthRange, type Params, type SearchNarrowing, type SqlDialect,
+  changesSql, eventListSql, linkedListSql, listThrough, pageAndTotal, trigramsOfText, type ListSql, type MonthRange, type Params, type SearchNarrowing, type SqlDialect,
 } from '../listQueries.js';
 import {
   baseFromRow, baseToRow, DETAIL_COLUMNS, DETAIL_TABLE, detailsRow, eventFromRow, groupMembers, langsOfMembers, organizerFromRow, POST_COLUMNS, POST_READ_COLUMNS,
@@ -116,7 +116,7 @@ export const SQLITE_DIALECT: SqlDialect = {
   unindexed: (column) => `+${column}`,
   joinInOrder: 'CROSS JOIN',
   eachLinkedEvent: (links, where) => `FROM (${links}) m CROSS JOIN events e ON e.post_id = m.id WHERE ${where}`,
-  countsFromLinks: true,
+  readsThroughLinks: true,
   searchedTitle: (column) => `substr(${column}, 1, instr(${column}, char(31)) - 1)`,
   // almanac_fold is foldForSearch itself, registered on every connection (connection.ts)
   foldedField: (column) => `almanac_fold(${column})`,
@@ -394,13 +394,15 @@ export class SqlitePosts implements PostsRepository {
     return this.explain(eventListSql(q, this.dialect));
   }
 
-  private run(sql: ListSql, limit: number, offset: number): Promise<{ ids: number[]; total: number }> {
+  private async run(listed: ListSql, limit: number, offset: number): Promise<{ ids: number[]; total: number }> {
+    const sql = await listThrough(listed, async (statement) => this.lists.get<number>(statement).pluck().get(listed.params)!);
     const rows = this.lists.get<{ id: number; total?: number }>(sql.page).all({ ...sql.params, limit, offset });
     return pageAndTotal(sql, offset, rows, async () => this.lists.get<{ total: number }>(sql.count).get(sql.params)!.total);
   }
 
   private explain(sql: ListSql): string[] {
-    return [sql.page, sql.count].flatMap((statement) =>
+    const few = sql.fewLinks;
+    return [sql.page, sql.count, ...(few ? [few.links, few.page, few.count] : [])].flatMap((statement) =>
       this.db.prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${statement}`).all({ ...sql.params, limit: 10, offset: 0 }).map((r) => r.detail),
     );
   }
