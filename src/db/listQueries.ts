@@ -226,12 +226,12 @@ interface EventLinks {
   table: string;
   record: string;
   event: string;
-  /** Whether an event may link to several records of the kind (then each is counted once). */
-  several: boolean;
+  /** Whether an event may link to several records of the kind (then it is read once). */
+  manyPerEvent: boolean;
 }
-const TERM_LINKS: EventLinks = { table: 'event_terms', record: 'term_id', event: 'event_id', several: true }; // event_terms_by_term
-const ORGANIZER_LINKS: EventLinks = { table: 'event_organizers', record: 'organizer_id', event: 'event_id', several: true }; // event_organizers_by_organizer
-const VENUE_LINKS: EventLinks = { table: 'events', record: 'venue_id', event: 'post_id', several: false }; // events_by_venue
+const TERM_LINKS: EventLinks = { table: 'event_terms', record: 'term_id', event: 'event_id', manyPerEvent: true }; // event_terms_by_term
+const ORGANIZER_LINKS: EventLinks = { table: 'event_organizers', record: 'organizer_id', event: 'event_id', manyPerEvent: true }; // event_organizers_by_organizer
+const VENUE_LINKS: EventLinks = { table: 'events', record: 'venue_id', event: 'post_id', manyPerEvent: false }; // events_by_venue
 
 /** An event list's filter by records (`ids`, bound as `@name`), and its condition on an event `e`. */
 interface RecordsFilter {
@@ -266,11 +266,11 @@ function throughLinks(filters: RecordsFilter[], where: string[], startBounds: ((
   const several = filters.filter((f) => f.ids.length > 1);
   const chosen = LINKS_ORDER.map((links) => several.find((f) => f.links === links)).find((f) => f !== undefined);
   if (chosen === undefined) return null;
-  const { table, record, event, several: repeated } = chosen.links;
+  const { table, record, event, manyPerEvent } = chosen.links;
   const window = startBounds.map((bound) => ` AND ${bound('l.start_local')}`).join('');
   const links = `FROM ${table} l WHERE ${dialect.inIds(params, chosen.name, `l.${record}`, chosen.ids)}${window}`;
   const rest = where.filter((c) => c !== chosen.condition);
-  const eachLinked = dialect.eachLinkedEvent(`SELECT ${repeated ? 'DISTINCT ' : ''}l.${event} AS id, l.start_local ${links}`, rest.join(' AND '));
+  const eachLinked = dialect.eachLinkedEvent(`SELECT ${manyPerEvent ? 'DISTINCT ' : ''}l.${event} AS id, l.start_local ${links}`, rest.join(' AND '));
   // a venue's condition is a column of the listing index already; links of other records are gathered once
   const amongLinks = chosen.links === VENUE_LINKS ? chosen.condition : `${dialect.unindexed('e.post_id')} IN (SELECT l.${event} ${links})`;
   return {
