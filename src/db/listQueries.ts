@@ -233,6 +233,10 @@ const TERM_LINKS: EventLinks = { table: 'event_terms', record: 'term_id', event:
 const ORGANIZER_LINKS: EventLinks = { table: 'event_organizers', record: 'organizer_id', event: 'event_id', manyPerEvent: true }; // event_organizers_by_organizer
 const VENUE_LINKS: EventLinks = { table: 'events', record: 'venue_id', event: 'post_id', manyPerEvent: false }; // events_by_venue
 
+/** `FROM … WHERE …` of the links (`l`) in the window whose record meets `recordIs`, through their index's ranges. */
+const linksInWindow = ({ table }: EventLinks, recordIs: string, startBounds: ((column: string) => string)[]) =>
+  `FROM ${table} l WHERE ${recordIs}${startBounds.map((bound) => ` AND ${bound('l.start_local')}`).join('')}`;
+
 /** An event list's filter by records (`ids`, bound as `@name`), and its condition on an event `e`. */
 interface RecordsFilter {
   links: EventLinks;
@@ -266,9 +270,8 @@ function throughLinks(filters: RecordsFilter[], where: string[], startBounds: ((
   const several = filters.filter((f) => f.ids.length > 1);
   const chosen = LINKS_ORDER.map((links) => several.find((f) => f.links === links)).find((f) => f !== undefined);
   if (chosen === undefined) return null;
-  const { table, record, event, manyPerEvent } = chosen.links;
-  const window = startBounds.map((bound) => ` AND ${bound('l.start_local')}`).join('');
-  const links = `FROM ${table} l WHERE ${dialect.inIds(params, chosen.name, `l.${record}`, chosen.ids)}${window}`;
+  const { record, event, manyPerEvent } = chosen.links;
+  const links = linksInWindow(chosen.links, dialect.inIds(params, chosen.name, `l.${record}`, chosen.ids), startBounds);
   const rest = where.filter((c) => c !== chosen.condition);
   const eachLinked = dialect.eachLinkedEvent(`SELECT ${manyPerEvent ? 'DISTINCT ' : ''}l.${event} AS id, l.start_local ${links}`, rest.join(' AND '));
   // a venue's condition is a column of the listing index already; links of other records are gathered once
@@ -333,20 +336,6 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
     if (clauses.length) where.push(`EXISTS (SELECT 1 FROM posts p WHERE p.id = e.post_id AND ${clauses.join(' AND ')})`);
   }
   const among = (name: string, column: string, list: number[]) => dialect.inIds(params, name, column, list);
-  // a filter by one organizer, tag or category (one without subcategories) reads its record's links in the window:
-  // they carry their event's start, in the order of their index (event_organizers_by_organizer, event_terms_by_term),
-  // and each event is then read by id, so a list costs that record's events. Checked event by event, the window's
-  // events were read: on 100,000 events, page and total 11 ms for any organizer, 15 ms for a tag (0.06 and 2.5 ms)
-  const drivenBy = events !== 'events e' || q.include ? null
-    : q.organizerIds?.length === 1 ? 'organizer' : q.tagIds?.length === 1 ? 'tag' : q.categoryIds?.length === 1 ? 'category' : null;
-  let linked: string | null = null;
-  if (drivenBy !== null) {
-    const [table, column, id] = drivenBy === 'organizer' ? ['event_organizers', 'organizer_id', q.organizerIds![0]!]
-      : ['event_terms', 'term_id', (drivenBy === 'tag' ? q.tagIds : q.categoryIds)![0]!];
-    params.driving = id;
-    const window = startBounds.map((bound) => ` AND ${bound('l.start_local')}`).join('');
-    linked = `SELECT l.event_id AS id, l.start_local FROM ${table} l WHERE l.${column} = @driving${window}`;
-  }
   // an event's few links are read and each looked up in the list, rather than the index probed once for every id of
   // the list: one lookup per link, however long the list
   const term = dialect.unindexed('et.term_id');
@@ -356,22 +345,35 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
   // so do an organizer's (migration 0004): PostgreSQL then gathers the organizers' links in the window alone (the
   // total of two organizers of 100,000 events: 3.3-3.9 to 1.3-1.5 ms)
   const organizedInWindow = startBounds.map((bound) => ` AND ${bound(dialect.unindexed('eo.start_local'))}`).join('');
-  /** Each filter by records, with the links its events are read from when it counts a list (see `throughLinks`). */
+  /** Each filter by records, with the links its events may be read from (see `driving` and `throughLinks`). */
   const byRecords: RecordsFilter[] = [];
-  if (q.categoryIds && drivenBy !== 'category') {
+  if (q.categoryIds) {
     byRecords.push({ links: TERM_LINKS, name: 'categories', ids: q.categoryIds,
       condition: `EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND ${among('categories', term, q.categoryIds)}${linkedInWindow})` });
   }
-  if (q.tagIds && drivenBy !== 'tag') {
+  if (q.tagIds) {
     byRecords.push({ links: TERM_LINKS, name: 'tags', ids: q.tagIds,
       condition: `EXISTS (SELECT 1 FROM event_terms et WHERE et.event_id = e.post_id AND ${among('tags', term, q.tagIds)}${linkedInWindow})` });
   }
   if (q.venueIds) byRecords.push({ links: VENUE_LINKS, name: 'venues', ids: q.venueIds, condition: among('venues', 'e.venue_id', q.venueIds) });
-  if (q.organizerIds && drivenBy !== 'organizer') {
+  if (q.organizerIds) {
     byRecords.push({ links: ORGANIZER_LINKS, name: 'organizers', ids: q.organizerIds,
       condition: `EXISTS (SELECT 1 FROM event_organizers eo WHERE eo.event_id = e.post_id AND ${among('organizers', dialect.unindexed('eo.organizer_id'), q.organizerIds)}${organizedInWindow})` });
   }
-  where.push(...byRecords.map((filter) => filter.condition));
+  // a filter by one organizer, tag or category (one without subcategories) reads its record's links in the window:
+  // they carry their event's start, in the order of their index (event_organizers_by_organizer, event_terms_by_term),
+  // and each event is then read by id, so a list costs that record's events. Checked event by event, the window's
+  // events were read: on 100,000 events, page and total 11 ms for any organizer, 15 ms for a tag (0.06 and 2.5 ms)
+  const driving = events !== 'events e' || q.include ? undefined
+    : ['organizers', 'tags', 'categories'].map((name) => byRecords.find((f) => f.name === name && f.ids.length === 1)).find((f) => f !== undefined);
+  let linked: string | null = null;
+  if (driving !== undefined) {
+    // an equality on both engines: PostgreSQL, given a list of one (`= ANY`), planned a tag's list 8 times dearer
+    params[driving.name] = driving.ids[0]!;
+    const { event, record } = driving.links;
+    linked = `SELECT l.${event} AS id, l.start_local ${linksInWindow(driving.links, `l.${record} = @${driving.name}`, startBounds)}`;
+  }
+  where.push(...byRecords.filter((f) => f !== driving).map((f) => f.condition));
   if (q.featured !== undefined) where.push(dialect.flag('e.featured', q.featured));
   if (q.ticketed !== undefined) where.push(dialect.flag('e.ticketed', q.ticketed));
   if (q.parentId !== undefined) {
@@ -404,10 +406,10 @@ export function eventListSql(q: EventListQuery, dialect: SqlDialect): ListSql {
   const filter = linked === null ? `FROM ${events} WHERE ${where.join(' AND ')}` : dialect.eachLinkedEvent(linked, where.join(' AND '));
   // driven by a record's links, in the order of their index: the same start as the event's, by which the engine then
   // need not sort
-  const order = q.include ? 'e.date_utc, e.post_id' : `${drivenBy !== null ? 'm' : 'e'}.start_local, e.date_utc, e.post_id`;
+  const order = q.include ? 'e.date_utc, e.post_id' : `${driving !== undefined ? 'm' : 'e'}.start_local, e.date_utc, e.post_id`;
   // any filter adds a condition: a list of its window's listed events alone can be summed from the day totals
-  const summed = where.length === datesOnly && drivenBy === null ? summedTotal(q, listed, params, dialect) : null;
-  const throughRecords = summed === null && dialect.readsThroughLinks && drivenBy === null && events === 'events e' && !q.include
+  const summed = where.length === datesOnly && driving === undefined ? summedTotal(q, listed, params, dialect) : null;
+  const throughRecords = summed === null && dialect.readsThroughLinks && driving === undefined && events === 'events e' && !q.include
     ? throughLinks(byRecords, where, startBounds, params, dialect) : null;
   if (throughRecords) return { page: `SELECT e.post_id AS id ${filter} ORDER BY ${order} LIMIT @limit OFFSET @offset`, ...throughRecords, params };
   const count = summed ?? `SELECT COUNT(*) AS total ${filter}`;
