@@ -156,9 +156,12 @@ function viewLinksSql(a: LinksAsked): { ctes: string; columns: string } {
   // Every lookup enters its table by key, as the generic plan kept for the statement sees it: asked as an OR of two
   // types, the venues and organizers were read through every organizer's entry of the translation index (90 µs with
   // 200 organizers); the images, as an OR of an array and a subquery, by a sequential scan (3 ms with 50,000 images).
+  // A link already in the language asked for is its own translation there, so only the others are looked up in the
+  // translation indexes, and the venues and organizers are read by the ids of their own type: the links of ten English
+  // events took 1.30-1.35 ms of PostgreSQL's time a page, now 1.03-1.05 (100,000 events, 32 clients).
   return {
     ctes: `asked AS (
-    SELECT id, type, translation_group FROM posts WHERE id = ANY(${ids(a.venueIds)} || ${ids(a.organizerIds)})
+    SELECT id, type, translation_group, lang FROM posts WHERE id = ANY(${ids(a.venueIds)} || ${ids(a.organizerIds)})
       AND ((type = 'venue' AND id = ANY(${ids(a.venueIds)})) OR (type = 'organizer' AND id = ANY(${ids(a.organizerIds)})))
   ), wanted_groups AS (
     SELECT type, translation_group FROM asked
@@ -167,16 +170,18 @@ function viewLinksSql(a: LinksAsked): { ctes: string; columns: string } {
     SELECT p.translation_group, p.lang, p.id, p.author_id, p.status, p.status_before_trash, p.date_utc, p.type
     FROM posts p JOIN wanted_groups g ON p.type = g.type AND p.translation_group = g.translation_group
   ), linked AS (
-    SELECT id FROM asked
-    UNION SELECT p.id FROM posts p JOIN asked a ON p.type = a.type AND p.translation_group = a.translation_group AND p.lang = ${a.lang}
+    SELECT id, type FROM asked
+    UNION SELECT p.id, p.type FROM asked a JOIN posts p ON p.type = a.type AND p.translation_group = a.translation_group AND p.lang = ${a.lang}
+    WHERE a.lang <> ${a.lang}
   ), asked_terms AS (
-    SELECT taxonomy, translation_group FROM terms WHERE id = ANY(${ids(a.termIds)})
+    SELECT id, taxonomy, translation_group, lang FROM terms WHERE id = ANY(${ids(a.termIds)})
   ), shown_terms AS (
-    SELECT id FROM terms WHERE id = ANY(${ids(a.termIds)})
-    UNION SELECT t.id FROM terms t JOIN asked_terms a ON t.taxonomy = a.taxonomy AND t.translation_group = a.translation_group AND t.lang = ${a.lang}
+    SELECT id FROM asked_terms
+    UNION SELECT t.id FROM asked_terms a JOIN terms t ON t.taxonomy = a.taxonomy AND t.translation_group = a.translation_group AND t.lang = ${a.lang}
+    WHERE a.lang <> ${a.lang}
   )`,
-    columns: `(SELECT json_agg(r) FROM (SELECT ${POST_READ_COLUMNS}, d.* FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (SELECT id FROM linked)) r) AS venues,
-    (SELECT json_agg(r) FROM (SELECT ${POST_READ_COLUMNS}, d.* FROM posts p JOIN organizers d ON d.post_id = p.id WHERE p.id IN (SELECT id FROM linked)) r) AS organizers,
+    columns: `(SELECT json_agg(r) FROM (SELECT ${POST_READ_COLUMNS}, d.* FROM posts p JOIN venues d ON d.post_id = p.id WHERE p.id IN (SELECT id FROM linked WHERE type = 'venue')) r) AS venues,
+    (SELECT json_agg(r) FROM (SELECT ${POST_READ_COLUMNS}, d.* FROM posts p JOIN organizers d ON d.post_id = p.id WHERE p.id IN (SELECT id FROM linked WHERE type = 'organizer')) r) AS organizers,
     (SELECT json_agg(m ORDER BY m.id) FROM members m) AS members,
     (SELECT json_agg(r) FROM (SELECT t.*, ${TERM_COUNT(a.now)} AS count FROM terms t WHERE t.id IN (SELECT id FROM shown_terms)) r) AS terms,
     (SELECT json_agg(m) FROM media m WHERE m.id IN (SELECT unnest(${ids(a.imageIds)}) UNION SELECT image_id FROM posts WHERE id IN (SELECT id FROM linked))) AS media`,
