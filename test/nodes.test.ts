@@ -74,6 +74,23 @@ describe('two nodes starting at once', () => {
   });
 });
 
+describe('a node on the same machine as PostgreSQL', () => {
+  it('connects through the socket directory (a URL with a user and no host) and shares the database with the others', async () => {
+    const socketUrl = `postgres://almanac@/almanac?host=${encodeURIComponent(cluster.dir)}&port=${cluster.port}`;
+    const node = await Almanac.start(tempDb(), 1, { ...env(), ALMANAC_DATABASE_URL: socketUrl });
+    extra.push(node);
+    const listening = node.logs().find((l) => l.msg === 'almanac listening')!;
+    expect(listening.db).toBe(`postgres://almanac@/almanac?host=${cluster.dir}&port=${cluster.port}`);
+    const created = await send(node.base, 'POST', `${NS}/events`, { json: event('Through the socket'), as: ADMIN });
+    expect(created.status).toBe(201);
+    expect((await send(a.base, 'GET', `${NS}/events/${created.body.id}`)).body.title).toBe('Through the socket');
+    // the other nodes and this test connect over TCP: connections without a client address are the new node's
+    const [row] = await sql<{ sockets: number }>(`SELECT COUNT(*)::int AS sockets FROM pg_stat_activity
+      WHERE datname = 'almanac' AND backend_type = 'client backend' AND client_addr IS NULL`);
+    expect(row!.sockets).toBeGreaterThan(0);
+  });
+});
+
 describe('one truth across nodes', () => {
   it('a write acknowledged on one node is what the next read on the other answers: no stale answer, 304 or If-Match', async () => {
     const created = await send(a.base, 'POST', `${NS}/events`, { json: event('Read your writes'), as: ADMIN });
