@@ -1,3 +1,4 @@
+import { parse as parseConnectionString } from 'pg-connection-string';
 import { withoutTrailing } from './domain/text.js';
 import { parseZone } from './domain/dates.js';
 import type { LogLevel } from './log.js';
@@ -102,8 +103,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
 
   const databaseUrl = env.ALMANAC_DATABASE_URL || null;
-  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError('ALMANAC_DATABASE_URL must be a PostgreSQL URL such as postgres://user:password@host:5432/almanac');
+  if (databaseUrl !== null && (!/^postgres(ql)?:\/\//.test(databaseUrl) || !readableConnectionString(databaseUrl))) {
+    throw new ConfigError('ALMANAC_DATABASE_URL must be a PostgreSQL URL such as postgres://user:password@host:5432/almanac (or postgres://user@/almanac?host=/var/run/postgresql for a socket directory)');
   }
 
   const cors = (env.ALMANAC_CORS_ORIGINS ?? '*').trim();
@@ -142,4 +143,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     validateResponses: false,
   };
+}
+
+/** Whether the driver can read a connection URL (it reads libpq's forms, such as a socket directory as `host`). */
+function readableConnectionString(url: string): boolean {
+  try {
+    parseConnectionString(url);
+    return true;
+  } catch {
+    return false;
+  }
 }

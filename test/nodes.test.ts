@@ -63,6 +63,8 @@ afterAll(async () => {
 });
 
 const event = (title: string, day = '2027-05-01') => ({ title, start_date: `${day} 10:00`, end_date: `${day} 12:00` });
+/** The database through the cluster's socket directory, as a node on the same machine as PostgreSQL may reach it. */
+const socketUrl = () => `postgres://almanac@/almanac?host=${encodeURIComponent(cluster.dir)}&port=${cluster.port}`;
 
 describe('two nodes starting at once', () => {
   it('migrate the database once and serve the same schema version', async () => {
@@ -76,8 +78,7 @@ describe('two nodes starting at once', () => {
 
 describe('a node on the same machine as PostgreSQL', () => {
   it('connects through the socket directory (a URL with a user and no host) and shares the database with the others', async () => {
-    const socketUrl = `postgres://almanac@/almanac?host=${encodeURIComponent(cluster.dir)}&port=${cluster.port}`;
-    const node = await Almanac.start(tempDb(), 1, { ...env(), ALMANAC_DATABASE_URL: socketUrl });
+    const node = await Almanac.start(tempDb(), 1, { ...env(), ALMANAC_DATABASE_URL: socketUrl() });
     extra.push(node);
     const listening = node.logs().find((l) => l.msg === 'almanac listening')!;
     expect(listening.db).toBe(`postgres://almanac@/almanac?host=${cluster.dir}&port=${cluster.port}`);
@@ -88,6 +89,14 @@ describe('a node on the same machine as PostgreSQL', () => {
     const [row] = await sql<{ sockets: number }>(`SELECT COUNT(*)::int AS sockets FROM pg_stat_activity
       WHERE datname = 'almanac' AND backend_type = 'client backend' AND client_addr IS NULL`);
     expect(row!.sockets).toBeGreaterThan(0);
+  });
+  it('refuses to start, in one line, when the socket directory has no server in it or the URL cannot be read', async () => {
+    const refused = Almanac.spawn(tempDb(), 1, { ...env(), ALMANAC_DATABASE_URL: `postgres://almanac@/almanac?host=${encodeURIComponent(cluster.dir)}&port=1` });
+    expect(await refused.exited).toBe(2);
+    expect(refused.stderr.trim()).toMatch(/^almanac: the database postgres:\/\/almanac@\/almanac\?host=\S+&port=1 cannot be reached \(connect ENOENT [^)]*\): check ALMANAC_DATABASE_URL/);
+    const unreadable = Almanac.spawn(tempDb(), 1, { ...env(), ALMANAC_DATABASE_URL: 'postgres://almanac@[db/almanac' });
+    expect(await unreadable.exited).toBe(2);
+    expect(unreadable.stderr.trim()).toMatch(/^almanac: ALMANAC_DATABASE_URL must be a PostgreSQL URL such as [^\n]*$/);
   });
 });
 
@@ -312,11 +321,15 @@ describe('faults', () => {
   }, 40_000);
 
   it('a restarted PostgreSQL: 503 with Retry-After meanwhile, never a hang or a 500; the nodes reconnect by themselves', async () => {
+    // a node through the socket directory too: while the server is down, its socket is not there at all
+    const viaSocket = await Almanac.start(tempDb(), 1, { ...env(), ALMANAC_DATABASE_URL: socketUrl() });
+    extra.push(viaSocket);
+    const nodes = [a, b, viaSocket];
     const created = await send(a.base, 'POST', `${NS}/events`, { json: event('Before the restart'), as: ADMIN });
     const path = `${NS}/events/${created.body.id}`;
     cluster.stopServer('fast');
     try {
-      for (const node of [a, b]) {
+      for (const node of nodes) {
         const health = await send(node.base, 'GET', '/healthz', { timeoutMs: 10_000 });
         expect(health.status).toBe(503);
         const read = await send(node.base, 'GET', path, { timeoutMs: 10_000 });
@@ -330,7 +343,7 @@ describe('faults', () => {
     } finally {
       cluster.startServer();
     }
-    for (const node of [a, b]) {
+    for (const node of nodes) {
       const deadline = Date.now() + 15_000;
       let status = 0;
       while (Date.now() < deadline && status !== 200) {
@@ -341,6 +354,6 @@ describe('faults', () => {
       expect((await send(node.base, 'GET', path)).status).toBe(200);
       expect((await send(node.base, 'POST', `${NS}/events`, { json: event('After the restart'), as: ADMIN })).status).toBe(201);
     }
-    for (const node of [a, b]) expect(node.errors().filter((line) => /"status":500|rest_internal_error|Error:/.test(line))).toEqual([]);
+    for (const node of nodes) expect(node.errors().filter((line) => /"status":500|rest_internal_error|Error:/.test(line))).toEqual([]);
   }, 60_000);
 });

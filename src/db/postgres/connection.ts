@@ -88,7 +88,8 @@ export function socketOf(client: pg.ClientBase): Socket {
 
 /** SQLSTATE classes and codes that mean "the database, not the request": connection lost, shutting down, overloaded. */
 const UNAVAILABLE = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006', '08007', '08P01', '57014']);
-const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+// ENOENT and EACCES: a socket directory's socket that is not there (the server is down, or restarting) or not ours to use
+const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ENOENT', 'EACCES']);
 
 /** Errors a transaction may simply run again for: serialisation failures and deadlocks. */
 export function isRetryable(err: unknown): boolean {
