@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { FixedOffsetZone } from 'luxon';
-import { loadConfig } from './config.js';
+import { loadConfig, type Config } from './config.js';
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -19,7 +19,7 @@ import { importSite, reportLines } from './import/importer.js';
 import { Source, type Credentials } from './import/source.js';
 import { NAMESPACE } from './http/spec.js';
 import { progressBar } from './progress.js';
-import { serve } from './server.js';
+import { serve, unusable } from './server.js';
 
 const USAGE = `usage: almanac <command>
 
@@ -66,8 +66,10 @@ const COMMANDS_ON_DATABASE = new Set(['user add', 'user list', 'user set-role', 
  */
 async function open(command: string, note: Note): Promise<Engine> {
   const config = loadConfig();
+  // a database that cannot be reached or written is said in one line, as the server says it
+  const opened = (which: Config) => openEngine(which).catch((err: unknown) => Promise.reject(unusable(which, err) ?? err));
   if (config.databaseUrl) {
-    const engine = await openEngine(config);
+    const engine = await opened(config);
     note(`database ${describeDatabase(config)}`);
     return engine;
   }
@@ -76,7 +78,7 @@ async function open(command: string, note: Note): Promise<Engine> {
   if (!exists && !CREATES_DATABASE.has(command)) {
     throw new UsageError(`no database at ${path}: set ALMANAC_DB to the database file, or run almanac where its data/ folder is`);
   }
-  const engine = await openEngine({ ...config, dbPath: path });
+  const engine = await opened({ ...config, dbPath: path });
   note(exists ? `database ${path}` : `created a new database at ${path}`);
   return engine;
 }

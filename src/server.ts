@@ -48,8 +48,11 @@ export function createHttpServer(listener: RequestListener, timeouts: Pick<Confi
 /** The server cannot start as configured; its message is one line for the operator. */
 export class StartupError extends Error {}
 
-/** A refusal to start, for an error met while opening or first writing the database; null for any other error. */
-function unusable(config: Config, err: unknown): StartupError | null {
+/**
+ * A refusal to start (of the server or a command), for an error met while opening or first writing the database; null
+ * for any other error.
+ */
+export function unusable(config: Config, err: unknown): StartupError | null {
   const where = describeDatabase(config);
   if (err instanceof DatabaseUnavailable) {
     return new StartupError(`the database ${where} cannot be reached (${(err.cause as Error | undefined)?.message ?? err.message}): check ALMANAC_DATABASE_URL and that the server runs`);

@@ -90,10 +90,23 @@ describe('a node on the same machine as PostgreSQL', () => {
       WHERE datname = 'almanac' AND backend_type = 'client backend' AND client_addr IS NULL`);
     expect(row!.sockets).toBeGreaterThan(0);
   });
-  it('refuses to start, in one line, when the socket directory has no server in it or the URL cannot be read', async () => {
+  it('refuses to start, in one line, when the socket directory has no server in it, the database or role does not exist, TLS is refused or the URL cannot be read; so do the commands of the CLI', async () => {
     const refused = Almanac.spawn(tempDb(), 1, { ...env(), ALMANAC_DATABASE_URL: `postgres://almanac@/almanac?host=${encodeURIComponent(cluster.dir)}&port=1` });
     expect(await refused.exited).toBe(2);
     expect(refused.stderr.trim()).toMatch(/^almanac: the database postgres:\/\/almanac@\/almanac\?host=\S+&port=1 cannot be reached \(connect ENOENT [^)]*\): check ALMANAC_DATABASE_URL/);
+    // a database, role or encryption the server does not have: said as it says it
+    const tcp = `postgres://almanac@127.0.0.1:${cluster.port}`;
+    for (const [url, reason] of [[`${tcp}/nowhere`, 'database "nowhere" does not exist'], [`postgres://nobody@127.0.0.1:${cluster.port}/almanac`, 'role "nobody" does not exist'],
+      [`${tcp}/almanac?ssl=true`, 'The server does not support SSL connections']]) {
+      const node = Almanac.spawn(tempDb(), 1, { ...env(), ALMANAC_DATABASE_URL: url! });
+      expect(await node.exited).toBe(2);
+      expect(node.stderr.trim()).toBe(`almanac: the database ${url!.replace(/\?.*/, '')} cannot be reached (${reason}): check ALMANAC_DATABASE_URL and that the server runs`);
+    }
+    // and a command of the CLI says it the same way
+    const command = await promisify(execFile)(process.execPath, [CLI, 'user', 'list'], { env: { PATH: process.env.PATH ?? '', ALMANAC_DATABASE_URL: `${tcp}/nowhere` } })
+      .then(() => null, (err: { code: number; stderr: string }) => err);
+    expect(command?.code).toBe(2);
+    expect(command?.stderr.trim()).toBe(`almanac: the database ${tcp}/nowhere cannot be reached (database "nowhere" does not exist): check ALMANAC_DATABASE_URL and that the server runs`);
     const unreadable = Almanac.spawn(tempDb(), 1, { ...env(), ALMANAC_DATABASE_URL: 'postgres://almanac@[db/almanac' });
     expect(await unreadable.exited).toBe(2);
     expect(unreadable.stderr.trim()).toMatch(/^almanac: ALMANAC_DATABASE_URL must be a PostgreSQL URL such as [^\n]*$/);
