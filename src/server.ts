@@ -55,7 +55,11 @@ export class StartupError extends Error {}
 export function unusable(config: Config, err: unknown): StartupError | null {
   const where = describeDatabase(config);
   if (err instanceof DatabaseUnavailable) {
-    return new StartupError(`the database ${where} cannot be reached (${(err.cause as Error | undefined)?.message ?? err.message}): check ALMANAC_DATABASE_URL and that the server runs`);
+    const cause = err.cause as (Error & { code?: string }) | undefined;
+    if (cause?.code === '42501') {
+      return new StartupError(`the database ${where} refuses its role (${cause.message}): the role of ALMANAC_DATABASE_URL must own the database, or have CREATE on its schema and every right on its tables`);
+    }
+    return new StartupError(`the database ${where} cannot be reached (${cause?.message ?? err.message}): check ALMANAC_DATABASE_URL and that the server runs`);
   }
   const code = String((err as { code?: unknown } | null)?.code ?? '');
   if (!code.startsWith('SQLITE_') && !['EACCES', 'EPERM', 'EROFS', 'ENOSPC'].includes(code)) return null;

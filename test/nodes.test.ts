@@ -90,7 +90,7 @@ describe('a node on the same machine as PostgreSQL', () => {
       WHERE datname = 'almanac' AND backend_type = 'client backend' AND client_addr IS NULL`);
     expect(row!.sockets).toBeGreaterThan(0);
   });
-  it('refuses to start, in one line, when the socket directory has no server in it, the database or role does not exist, TLS is refused or the URL cannot be read; so do the commands of the CLI', async () => {
+  it('refuses to start, in one line, when the socket directory has no server in it, the database or role does not exist or has no rights, TLS is refused or the URL cannot be read; so do the commands of the CLI', async () => {
     const refused = Almanac.spawn(tempDb(), 1, { ...env(), ALMANAC_DATABASE_URL: `postgres://almanac@/almanac?host=${encodeURIComponent(cluster.dir)}&port=1` });
     expect(await refused.exited).toBe(2);
     expect(refused.stderr.trim()).toMatch(/^almanac: the database postgres:\/\/almanac@\/almanac\?host=\S+&port=1 cannot be reached \(connect ENOENT [^)]*\): check ALMANAC_DATABASE_URL/);
@@ -102,6 +102,11 @@ describe('a node on the same machine as PostgreSQL', () => {
       expect(await node.exited).toBe(2);
       expect(node.stderr.trim()).toBe(`almanac: the database ${url!.replace(/\?.*/, '')} cannot be reached (${reason}): check ALMANAC_DATABASE_URL and that the server runs`);
     }
+    // a role that may log in but not create or read Almanac's tables
+    await sql('CREATE ROLE stranger LOGIN');
+    const stranger = Almanac.spawn(tempDb(), 1, { ...env(), ALMANAC_DATABASE_URL: `postgres://stranger@127.0.0.1:${cluster.port}/almanac` });
+    expect(await stranger.exited).toBe(2);
+    expect(stranger.stderr.trim()).toMatch(/^almanac: the database postgres:\/\/stranger@127\.0\.0\.1:\d+\/almanac refuses its role \(permission denied [^)]*\): the role of ALMANAC_DATABASE_URL must own the database[^\n]*$/);
     // and a command of the CLI says it the same way
     const command = await promisify(execFile)(process.execPath, [CLI, 'user', 'list'], { env: { PATH: process.env.PATH ?? '', ALMANAC_DATABASE_URL: `${tcp}/nowhere` } })
       .then(() => null, (err: { code: number; stderr: string }) => err);

@@ -87,9 +87,9 @@ export function socketOf(client: pg.ClientBase): Socket {
 }
 
 /** SQLSTATE classes and codes that mean "the database, not the request": connection lost, shutting down, overloaded. */
-// 28000, 28P01 and 3D000: a role, password or database the server does not know (one it knew may be dropped or
-// changed while nodes run): the database refuses this node, as a stopped one would
-const UNAVAILABLE = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006', '08007', '08P01', '57014', '28000', '28P01', '3D000']);
+// 28000, 28P01 and 3D000: a role, password or database the server does not know; 42501: a privilege the role lacks
+// (any of them may change while nodes run): the database refuses this node, as a stopped one would
+const UNAVAILABLE = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006', '08007', '08P01', '57014', '28000', '28P01', '3D000', '42501']);
 // ENOENT and EACCES: a socket directory's socket that is not there (the server is down, or restarting) or not ours to use
 const TLS_FAILURE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|HOSTNAME_MISMATCH)/;
 const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ENOENT', 'EACCES']);
