@@ -152,6 +152,23 @@ describe('a database that cannot be written at start-up', () => {
     await refused(dbPath, [dirname(dbPath)]);
   }, 90_000);
 
+  it('refuses to start, in one line, when the file is not a SQLite database, or a damaged one', async () => {
+    const notDatabase = tempDb();
+    writeFileSync(notDatabase, 'name,date\nConcert,2027-05-01\n');
+    const damaged = prepared(() => undefined);
+    // every page but the first (the header and the schema) overwritten: the users' table is read at start-up
+    const file = readFileSync(damaged);
+    const pageSize = file.readUInt16BE(16);
+    writeFileSync(damaged, Buffer.concat([file.subarray(0, pageSize), Buffer.alloc(file.length - pageSize, 0xff)]));
+    for (const [dbPath, said] of [[notDatabase, 'is not a SQLite database (file is not a database): set ALMANAC_DB to'], [damaged, 'is damaged (database disk image is malformed): restore it from a backup']]) {
+      const server = Almanac.spawn(dbPath!, 1);
+      expect(await Promise.race([server.exited, sleep(60_000).then(() => 'still running')]), server.stderr).toBe(2);
+      const lines = server.stderr.trim().split('\n');
+      expect(lines, 'one line').toHaveLength(1);
+      expect(lines[0]).toContain(`${dbPath} ${said}`);
+    }
+  }, 90_000);
+
   it('refuses to start, in one line, when its folder cannot be created', async () => {
     const parent = dirname(tempDb());
     const locked = join(parent, 'locked');
