@@ -86,12 +86,15 @@ export function socketOf(client: pg.ClientBase): Socket {
   return (client as unknown as { connection: { stream: Socket } }).connection.stream;
 }
 
-/** SQLSTATE classes and codes that mean "the database, not the request": connection lost, shutting down, overloaded. */
-// 28000, 28P01 and 3D000: a role, password or database the server does not know; 42501: a privilege the role lacks
-// (any of them may change while nodes run): the database refuses this node, as a stopped one would
+/**
+ * SQLSTATE classes and codes that mean "the database, not the request": connection lost, shutting down, overloaded;
+ * and a role, password or database the server does not know (28000, 28P01, 3D000) or a right the role lacks (42501):
+ * any of these may change while nodes run, and the database then refuses this node as a stopped one would.
+ */
 const UNAVAILABLE = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006', '08007', '08P01', '57014', '28000', '28P01', '3D000', '42501']);
-// ENOENT and EACCES: a socket directory's socket that is not there (the server is down, or restarting) or not ours to use
+/** TLS asked for and refused, or a certificate that does not verify (Node's codes): the connection cannot be made. */
 const TLS_FAILURE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|HOSTNAME_MISMATCH)/;
+// ENOENT and EACCES: a socket directory's socket that is not there (the server is down, or restarting) or not ours to use
 const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ENOENT', 'EACCES']);
 
 /** Errors a transaction may simply run again for: serialisation failures and deadlocks. */
@@ -110,7 +113,6 @@ export function classify(err: unknown): unknown {
   const message = e?.message ?? '';
   // the pool's wait for one of its connections (all in use) ran out: node-postgres says only this
   if (message === 'timeout exceeded when trying to connect') return new DatabaseBusy({ cause: err });
-  // TLS asked for and refused, or a certificate that does not verify: the connection cannot be made
   if (/Connection terminated|connection timeout|Client has encountered a connection error|Client was closed|not queryable|does not support SSL/i.test(message) || TLS_FAILURE.test(code)) {
     return new DatabaseUnavailable(undefined, 2, { cause: err });
   }
