@@ -57,6 +57,9 @@ const toStderr: Note = (line) => process.stderr.write(`almanac: ${line}\n`);
  */
 const CREATES_DATABASE = new Set(['migrate', 'user add', 'seed', 'import', 'restore']);
 
+/** 0001-01-01 00:00:00 UTC, the earliest time a stored date can say. */
+const FIRST_YEAR_MS = new Date(0).setUTCFullYear(1, 0, 1); // Date.UTC reads years 0-99 as 1900-1999
+
 /** The commands that run on the database itself (the others are handled before it is opened). */
 const COMMANDS_ON_DATABASE = new Set(['user add', 'user list', 'user set-role', 'user remove', 'app-password add', 'app-password list', 'app-password revoke', 'seed', 'trash purge']);
 
@@ -326,7 +329,8 @@ export async function run(argv: string[], out: (line: string) => void = console.
         const m = /^(\d+)([dhw])$/.exec(values['older-than'] ?? '');
         if (!m) throw new UsageError('--older-than N followed by d (days), h (hours) or w (weeks) is required, e.g. 30d');
         const hours = Number(m[1]) * { h: 1, d: 24, w: 168 }[m[2] as 'h' | 'd' | 'w'];
-        const cutoff = new Date(Date.now() - hours * 3_600_000).toISOString().slice(0, 19).replace('T', ' ');
+        // an age past the calendar's first year (a date cannot be written before it) purges what is older: nothing
+        const cutoff = new Date(Math.max(Date.now() - hours * 3_600_000, FIRST_YEAR_MS)).toISOString().slice(0, 19).replace('T', ' ');
         const changes = await engine.write((unit) => unit.posts.purgeTrash(cutoff));
         out(`purged ${changes} record${changes === 1 ? '' : 's'} trashed before ${cutoff} UTC`);
         return;

@@ -103,5 +103,8 @@ describe('trash purge', () => {
     expect((await s.raw('GET', `${NS}/categories?slug=purged&hide_empty=0`)).body.categories[0].count).toBe(1);
     expect((await s.raw('GET', `${NS}/events/${alive.id}`)).status).toBe(200);
     await expect(cli('trash', 'purge', '--older-than', 'soon')).rejects.toThrow(UsageError);
+    // older than any date can say: nothing is, and nothing is purged
+    expect(await cli('trash', 'purge', '--older-than', '99999999999d')).toBe('purged 0 records trashed before 0001-01-01 00:00:00 UTC');
+    expect((await s.raw('GET', `${NS}/events/${recent.id}`, { as: s.admin })).body.code).toBe('event-no-longer-available');
   });
 });
