@@ -79,6 +79,10 @@ function listenError(err: NodeJS.ErrnoException, config: Config): Error {
   if (err.code === 'EADDRINUSE') return new ListenError(`cannot listen on ${where}: another process is using that port (EADDRINUSE; choose another with PORT)`);
   if (err.code === 'EACCES') return new ListenError(`cannot listen on ${where}: not allowed to use that port (EACCES; choose one above 1023 with PORT)`);
   if (err.code === 'EADDRNOTAVAIL') return new ListenError(`cannot listen on ${where}: this machine has no such address (EADDRNOTAVAIL; set HOST)`);
+  // a HOST that is neither an address nor a name the resolver knows (999.1.1.1, a typo)
+  if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN' || err.code === 'EAI_FAIL') {
+    return new ListenError(`cannot listen on ${where}: no address goes by that name (${err.code}; set HOST to an address of this machine)`);
+  }
   return err;
 }
 

@@ -290,6 +290,17 @@ describe.runIf(sqliteOnly)('the almanac and server processes', () => {
       await new Promise((resolve) => taken.close(resolve));
     }
   }, 40_000);
+
+  it('npm start on a HOST that names no address says so in one line and exits 1', () => {
+    const { ALMANAC_DB: _unset, ...inherited } = process.env;
+    const run = spawnSync(process.execPath, [join(projectRoot, 'dist', 'src', 'main.js')], {
+      cwd: dir, encoding: 'utf8', timeout: 30_000,
+      env: { ...inherited, ALMANAC_DB: join(dir, 'almanac.sqlite'), PORT: '0', HOST: '999.1.1.1', ALMANAC_LOG_LEVEL: 'warn' },
+    });
+    expect(run.status).toBe(1);
+    expect(stderrLines(run.stderr)).toHaveLength(1);
+    expect(stderrLines(run.stderr)[0]).toMatch(/^almanac: cannot listen on 999\.1\.1\.1:0: no address goes by that name \((ENOTFOUND|EAI_AGAIN|EAI_FAIL); set HOST to an address of this machine\)$/);
+  }, 40_000);
 });
 
 describe('almanac CLI against a running server', () => {
