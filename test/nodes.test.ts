@@ -259,6 +259,28 @@ describe('concurrent writers on two nodes', () => {
 });
 
 describe('faults', () => {
+  it('a right taken from the role of a running node: 503 with Retry-After while it lacks it, never a 500; answers again once given back', async () => {
+    await sql('CREATE ROLE keeper LOGIN');
+    await sql('GRANT USAGE, CREATE ON SCHEMA public TO keeper');
+    await sql('GRANT ALL ON ALL TABLES IN SCHEMA public TO keeper');
+    await sql('GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO keeper');
+    const node = await Almanac.start(tempDb(), 1, { ...env(), ALMANAC_DATABASE_URL: `postgres://keeper@127.0.0.1:${cluster.port}/almanac`, ALMANAC_CACHE_MB: '0' });
+    extra.push(node);
+    const created = await send(a.base, 'POST', `${NS}/events`, { json: event('Kept from its keeper'), as: ADMIN });
+    const path = `${NS}/events/${created.body.id}`;
+    expect((await send(node.base, 'GET', path)).status).toBe(200);
+    await sql('REVOKE SELECT ON posts FROM keeper');
+    try {
+      const refused = await send(node.base, 'GET', path, { timeoutMs: 10_000 });
+      expect(refused.status).toBe(503);
+      expect(refused.body.code).toBe('rest_database_unavailable');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    } finally {
+      await sql('GRANT SELECT ON posts TO keeper');
+    }
+    expect((await send(node.base, 'GET', path)).body.title).toBe('Kept from its keeper');
+    expect(node.errors().filter((line) => /"status":500|rest_internal_error/.test(line))).toEqual([]);
+  }, 60_000);
   it('a node killed during writes loses nothing it acknowledged and leaves nothing half written', async () => {
     const victim = await Almanac.start(tempDb(), 1, env());
     extra.push(victim);
