@@ -2392,7 +2392,10 @@ export interface components {
          *     reconnects by itself, and `GET /healthz` answers 503 meanwhile. `rest_database_busy` (PostgreSQL): every
          *     connection the node holds to the database stayed busy with other requests for the 5 s a request waits for
          *     one; the database is overloaded, not lost. Any request may meet either: even one that reads no record checks
-         *     the caller's credentials and the response cache's generation against the database.
+         *     the caller's credentials and the response cache's generation against the database. `rest_database_damaged`
+         *     (no `Retry-After`): the part of the database this request needs is damaged (a disk, a copy or another program
+         *     broke its pages); it answers again once an operator restores the database from a backup. `rest_storage_error`:
+         *     the storage under the database reports an input/output error.
          */
         DatabaseUnavailable: {
             headers: {
@@ -2408,7 +2411,10 @@ export interface components {
          * @description The change could not be stored, and nothing was changed: `rest_storage_read_only` (the database file or its
          *     folder cannot be written), `rest_database_busy` (another process kept the database locked past the busy
          *     timeout, or every connection to PostgreSQL stayed busy with other requests), `rest_database_unavailable` (the database cannot be reached at the moment: a PostgreSQL server
-         *     restarting, or the network to it down). Try again after `Retry-After` seconds.
+         *     restarting, or the network to it down), `rest_storage_error` (the storage under the database reports an
+         *     input/output error). Try again after `Retry-After` seconds. `rest_database_damaged` (no `Retry-After`): the part
+         *     of the database the change needs is damaged; it can be written again once an operator restores the database
+         *     from a backup.
          */
         StorageUnavailable: {
             headers: {

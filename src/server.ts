@@ -65,7 +65,7 @@ export function unusable(config: Config, err: unknown): StartupError | null {
   if (!code.startsWith('SQLITE_') && !['EACCES', 'EPERM', 'EROFS', 'ENOSPC'].includes(code)) return null;
   const reason = (err as Error).message;
   if (code === 'SQLITE_NOTADB') return new StartupError(`${where} is not a SQLite database (${reason}): set ALMANAC_DB to Almanac's database file, or to a path where none exists yet to create one`);
-  if (code === 'SQLITE_CORRUPT') return new StartupError(`the database ${where} is damaged (${reason}): restore it from a backup (almanac restore <file>)`);
+  if (storageFault(err) === 'damaged') return new StartupError(`the database ${where} is damaged (${reason}): restore it from a backup (almanac restore <file>)`);
   return new StartupError(storageFault(err) === 'full'
     ? `the database ${where} has no storage left (${reason}): free some space on its disk`
     : `the database ${where} cannot be written (${reason}): Almanac writes the file and creates files beside it in its folder (-wal, -shm, -lockout); make both writable by this process`);

@@ -179,6 +179,49 @@ describe('a database that cannot be written at start-up', () => {
   }, 90_000);
 });
 
+describe.skipIf(TEST_ENGINE !== 'sqlite')('a database damaged while it serves', () => {
+  it('answers what needs the damaged part 503 rest_database_damaged, changing nothing and logging it once, and serves the rest', async () => {
+    const s = await TestServer.start({ logLevel: 'info' });
+    let beside: TestServer | undefined;
+    try {
+      const event = (await s.raw('POST', `${NS}/events`, { as: s.admin, json: { title: 'On a page that breaks', start_date: '2031-05-01 10:00', end_date: '2031-05-01 11:00' } })).body;
+      const venue = (await s.raw('POST', `${NS}/venues`, { as: s.admin, json: { venue: 'Hall on a sound page' } })).body;
+      // the events' table's first page, overwritten in the file as a failing disk would (its last version moved there first)
+      const db = (s.engine as SqliteEngine).database;
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      const page = (db.prepare("SELECT rootpage FROM sqlite_schema WHERE name = 'events'").pluck().get() as number) - 1;
+      const pageSize = db.pragma('page_size', { simple: true }) as number;
+      const file = await open(s.config.dbPath, 'r+');
+      await file.write(Buffer.alloc(pageSize, 0xff), 0, pageSize, page * pageSize);
+      await file.close();
+      const posts = async () => (await s.sql<{ n: number }>('SELECT COUNT(*) AS n FROM posts'))[0]!.n;
+      const before = await posts();
+
+      // a process that starts now reads the page from the file (this one's connections may hold it in their caches)
+      beside = await s.beside({ logLevel: 'info' });
+      const refused = [
+        await beside.raw('GET', `${NS}/events/${event.id}`),
+        await beside.raw('POST', `${NS}/events`, { as: beside.admin, json: { title: 'Refused', start_date: '2031-05-02 10:00', end_date: '2031-05-02 11:00' } }),
+        await beside.raw('GET', `${NS}/events/${event.id}`),
+      ];
+      for (const r of refused) {
+        expect([r.status, r.body.code]).toEqual([503, 'rest_database_damaged']);
+        expect(r.body.message).toContain('restores it from a backup');
+      }
+      expect(await posts(), 'nothing changed').toBe(before);
+      expect((await beside.raw('GET', `${NS}/venues/${venue.id}`)).status, 'the rest is served').toBe(200);
+      expect((await beside.raw('GET', '/healthz')).status).toBe(200);
+      const lines = beside.logs.map((l) => JSON.parse(l) as { level: string; msg: string; error?: string });
+      const errors = lines.filter((l) => l.level === 'error');
+      expect(errors.map((l) => l.msg), 'one line, and no "unexpected error"').toEqual([expect.stringMatching(/^the database is damaged: /)]);
+      expect(errors[0]!.error).toContain('malformed');
+    } finally {
+      await beside?.close();
+      await s.close();
+    }
+  });
+});
+
 describe.skipIf(TEST_ENGINE !== 'sqlite')('a write\'s acknowledgement', () => {
   it('waits until the batch is durable, and a batch that cannot be made durable is acknowledged to no one', async () => {
     const db = openDatabase(tempDb());

@@ -38,6 +38,8 @@ const FAULT_ANSWERS: Record<Fault, () => ApiError> = {
   full: () => new ApiError(507, 'rest_insufficient_storage', 'The server has no storage left for this change, so nothing was changed. Try again later.'),
   'read-only': () => new ApiError(503, 'rest_storage_read_only', 'The database cannot be written at the moment, so nothing was changed. Try again later.', {}, { 'Retry-After': '60' }),
   busy: () => new ApiError(503, 'rest_database_busy', 'The database is busy with other writes, so nothing was changed. Try again.', {}, { 'Retry-After': '1' }),
+  damaged: () => new ApiError(503, 'rest_database_damaged', 'The part of the database this request needs is damaged, so nothing was changed. It answers again once an operator restores it from a backup.'),
+  io: () => new ApiError(503, 'rest_storage_error', 'The storage under the database reports an input/output error, so this request could not be answered. Try again later.', {}, { 'Retry-After': '60' }),
   overloaded: () => new ApiError(503, 'rest_database_busy', 'The database is busy answering other requests: none of its connections came free in time. Try again in a moment.', {}, { 'Retry-After': '1' }),
   unavailable: () => new ApiError(503, 'rest_database_unavailable', 'The database cannot be reached at the moment (restarting, or the network to it is down). Try again in a moment.', {}, { 'Retry-After': '2' }),
 };
@@ -64,6 +66,8 @@ class StorageFaults {
       full: new Episode(log, 'error', 'storage full: writes are refused with 507 until space frees', 'storage has room again'),
       'read-only': new Episode(log, 'error', 'the database cannot be written: writes are refused with 503', 'the database can be written again'),
       busy: new Episode(log, 'warn', 'the database stayed locked by another process: writes are refused with 503', 'writes go through again'),
+      damaged: new Episode(log, 'error', 'the database is damaged: requests that need its damaged part are answered 503 rest_database_damaged until it is restored from a backup (almanac restore)', 'the damaged part of the database answers again'),
+      io: new Episode(log, 'error', 'the storage under the database reports input/output errors: requests that meet them are answered 503', 'the storage answers again'),
       overloaded: new Episode(log, 'warn', 'every database connection stayed busy: requests that waited too long for one are answered 503', 'database connections come free again'),
       unavailable: new Episode(log, 'error', 'the database cannot be reached: requests that need it are answered 503', 'the database answers again'),
     };
@@ -74,13 +78,16 @@ class StorageFaults {
     return FAULT_ANSWERS[fault]();
   }
 
-  /** A request succeeded: the database answers again; after a write, every run of faults has ended. */
+  /**
+   * A request succeeded: the database answers again; after a write, every run of faults has ended but damage's, which
+   * lasts as long as the process: a request that succeeds may just not have needed the damaged part.
+   */
   recovered(wrote: boolean): void {
     if (!wrote) {
       this.episodes.overloaded.end();
       return this.episodes.unavailable.end();
     }
-    for (const episode of Object.values(this.episodes)) episode.end();
+    for (const [fault, episode] of Object.entries(this.episodes)) if (fault !== 'damaged') episode.end();
   }
 }
 
