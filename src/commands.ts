@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { FixedOffsetZone } from 'luxon';
 import { loadConfig, type Config } from './config.js';
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Engine, UsersRepository } from './db/engine.js';
 import { loadMigrations } from './db/migrations.js';
@@ -18,6 +18,7 @@ import { webUrl, withoutTrailing } from './domain/text.js';
 import { importSite, reportLines } from './import/importer.js';
 import { Source, type Credentials } from './import/source.js';
 import { NAMESPACE } from './http/spec.js';
+import { makeFolder } from './paths.js';
 import { progressBar } from './progress.js';
 import { serve, unusable } from './server.js';
 
@@ -212,7 +213,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
       const version = source.pragma('user_version', { simple: true }) as number;
       if (version > loadMigrations(sqliteMigrationsDir).length) throw new UsageError(`${sub} is at schema version ${version}, newer than this Almanac`);
       const target = resolve(loadConfig().dbPath);
-      mkdirSync(dirname(target), { recursive: true });
+      makeFolder(dirname(target));
       // SQLite's backup API writes the target page by page under its locks, so readers see the old or the new data
       await source.backup(target);
     } finally {

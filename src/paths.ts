@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** The project root: the nearest folder above this module that holds package.json (works from src/ and dist/src/). */
@@ -26,4 +26,20 @@ export function workerScript(beside: URL): URL | null {
   if (existsSync(path)) return beside;
   const built = join(projectRoot, 'dist', 'src', path.slice(join(projectRoot, 'src').length + 1));
   return existsSync(built) ? pathToFileURL(built) : null;
+}
+
+/**
+ * Creates a folder and the folders missing above it, one at a time: Node 20's `mkdirSync(…, { recursive: true })`
+ * never returns where the file system answers ENOENT to a mkdir whose parent exists (under /proc, say).
+ */
+export function makeFolder(dir: string): void {
+  const missing: string[] = [];
+  for (let d = resolve(dir); !existsSync(d) && dirname(d) !== d; d = dirname(d)) missing.push(d);
+  for (const d of missing.reverse()) {
+    try {
+      mkdirSync(d);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
 }

@@ -62,7 +62,7 @@ export function unusable(config: Config, err: unknown): StartupError | null {
     return new StartupError(`the database ${where} cannot be reached (${cause?.message ?? err.message}): check ALMANAC_DATABASE_URL and that the server runs`);
   }
   const code = String((err as { code?: unknown } | null)?.code ?? '');
-  if (!code.startsWith('SQLITE_') && !['EACCES', 'EPERM', 'EROFS', 'ENOSPC'].includes(code)) return null;
+  if (!code.startsWith('SQLITE_') && !['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'ENOENT', 'ENOTDIR'].includes(code)) return null;
   const reason = (err as Error).message;
   if (code === 'SQLITE_NOTADB') return new StartupError(`${where} is not a SQLite database (${reason}): set ALMANAC_DB to Almanac's database file, or to a path where none exists yet to create one`);
   if (storageFault(err) === 'damaged') return new StartupError(`the database ${where} is damaged (${reason}): restore it from a backup (almanac restore <file>)`);

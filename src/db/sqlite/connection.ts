@@ -2,8 +2,8 @@ import Database from 'better-sqlite3';
 import { unlocks } from '../../domain/postRules.js';
 import { collationKey, foldForSearch } from '../../domain/text.js';
 import { datedKeys } from './datedSearch.js';
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { makeFolder } from '../../paths.js';
 
 export type Db = Database.Database;
 
@@ -13,7 +13,7 @@ export type Db = Database.Database;
  * processes can share the file, and statement journals in memory.
  */
 export function openDatabase(path: string): Db {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') makeFolder(dirname(path));
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
