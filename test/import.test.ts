@@ -489,6 +489,12 @@ describe('almanac import refuses what it cannot use', () => {
     await fails(['import', '--from', url], 1, /^almanac: import failed: cannot reach http:\/\/127\.0\.0\.1:\d+\/wp-json\/tribe\/events\/v1: connection refused \(5 attempts\)$/);
   }, 30_000);
 
+  it('a port fetch refuses to connect to, at once: no retry can mend it', async () => {
+    const started = Date.now();
+    await fails(['import', '--from', `http://127.0.0.1:6000${NS}`], 1, /^almanac: import failed: cannot reach http:\/\/127\.0\.0\.1:6000\/wp-json\/tribe\/events\/v1: port 6000 is one fetch refuses to connect to \(the port of another protocol\): serve the site on another one$/);
+    expect(Date.now() - started, 'no backoff').toBeLessThan(4_000);
+  });
+
   it('credentials the source refuses', async () => {
     await fails(['import', '--from', fromSource(), '--auth', 'admin:wrong wrong wrong'], 1, /^almanac: import failed: .* refused the credentials of "admin" \(incorrect_password: /);
     await fails(['import', '--from', fromSource(), '--auth', 'nobody:abcd efgh ijkl mnop qrst uvwx'], 1, /refused the credentials of "nobody" \(invalid_username/);
