@@ -11,7 +11,7 @@ import type { User } from './db/records.js';
 import { seed } from './db/seed.js';
 import { SqliteEngine } from './db/sqlite/engine.js';
 import { sqliteMigrationsDir } from './db/sqlite/migrate.js';
-import { isRole, ROLES, type Role } from './domain/capabilities.js';
+import { isLogin, isRole, LOGIN_RULE, ROLES, type Role } from './domain/capabilities.js';
 import { parseDateInput, toWire } from './domain/dates.js';
 import { addGeneratedPassword } from './domain/passwords.js';
 import { webUrl, withoutTrailing } from './domain/text.js';
@@ -254,7 +254,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
     switch (key) {
       case 'user add': {
         const login = rest[0];
-        if (!login || !/^[A-Za-z0-9._@-]{1,60}$/.test(login)) throw new UsageError('a login of letters, digits, . _ @ - (at most 60) is required');
+        if (!login || !isLogin(login)) throw new UsageError(`a login of ${LOGIN_RULE} is required`);
         const email = values.email;
         if (email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(email)) throw new UsageError(`"${email}" is not an e-mail address`);
         const user = await inWrite(async (users) => {

@@ -1,4 +1,5 @@
 import { parse as parseConnectionString } from 'pg-connection-string';
+import { isLogin, LOGIN_RULE } from './domain/capabilities.js';
 import { withoutTrailing } from './domain/text.js';
 import { parseZone } from './domain/dates.js';
 import type { LogLevel } from './log.js';
@@ -113,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if ((adminUser === null) !== (adminPassword === null)) {
     throw new ConfigError('ALMANAC_ADMIN_USER and ALMANAC_ADMIN_PASSWORD go together: set both or neither');
   }
+  if (adminUser !== null && !isLogin(adminUser)) throw new ConfigError(`ALMANAC_ADMIN_USER must be a login of ${LOGIN_RULE}, as \`almanac user add\` takes`);
 
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),

@@ -291,6 +291,17 @@ describe.runIf(sqliteOnly)('the almanac and server processes', () => {
     }
   }, 40_000);
 
+  it('npm start refuses, in one line with exit status 2, an ALMANAC_ADMIN_USER that `user add` would refuse', () => {
+    const { ALMANAC_DB: _unset, ...inherited } = process.env;
+    const run = spawnSync(process.execPath, [join(projectRoot, 'dist', 'src', 'main.js')], {
+      cwd: dir, encoding: 'utf8', timeout: 30_000,
+      env: { ...inherited, ALMANAC_DB: join(dir, 'admin.sqlite'), PORT: '0', ALMANAC_ADMIN_USER: 'site admin', ALMANAC_ADMIN_PASSWORD: 'a long enough secret', ALMANAC_LOG_LEVEL: 'warn' },
+    });
+    expect(run.status).toBe(2);
+    expect(stderrLines(run.stderr)).toEqual(['almanac: ALMANAC_ADMIN_USER must be a login of letters, digits, . _ @ - (at most 60), as `almanac user add` takes']);
+    expect(existsSync(join(dir, 'admin.sqlite')), 'nothing created').toBe(false);
+  }, 40_000);
+
   it('npm start on a HOST that names no address says so in one line and exits 1', () => {
     const { ALMANAC_DB: _unset, ...inherited } = process.env;
     const run = spawnSync(process.execPath, [join(projectRoot, 'dist', 'src', 'main.js')], {

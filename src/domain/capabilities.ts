@@ -28,6 +28,13 @@ const GRANTS: Record<Role, ReadonlySet<string>> = {
   subscriber: new Set(['read']),
 };
 
+/** What a login may be made of (WordPress's strict user names, less the space), said as the checks say it. */
+export const LOGIN_RULE = 'letters, digits, . _ @ - (at most 60)';
+
+export function isLogin(value: string): boolean {
+  return /^[A-Za-z0-9._@-]{1,60}$/.test(value);
+}
+
 export function isRole(value: string): value is Role {
   return (ROLES as readonly string[]).includes(value);
 }
