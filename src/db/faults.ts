@@ -1,5 +1,6 @@
 /**
- * Faults of the storage under the database, as SQLite reports them, which no request can mend and a retry later may:
+ * Faults of the storage under the database, as SQLite reports them, which no request can mend: a retry later may,
+ * but for damage, which needs a restore:
  * - `full`: the disk (or the file's size limit) is full (SQLITE_FULL); space that frees ends it, without a restart;
  * - `read-only`: the file or its folder cannot be written (SQLITE_READONLY, _DIRECTORY, …);
  * - `busy`: another process held the write lock longer than the busy timeout (SQLITE_BUSY, SQLITE_LOCKED);
