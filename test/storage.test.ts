@@ -181,6 +181,15 @@ describe('a database that cannot be written at start-up', () => {
   }, 90_000);
 });
 
+describe('faults of the storage, as each engine reports them', () => {
+  it('reads damage and input/output errors from SQLite, the file system and PostgreSQL alike, and nothing else', () => {
+    const fault = (code: string) => storageFault(Object.assign(new Error(code), { code }));
+    expect(['SQLITE_CORRUPT', 'SQLITE_CORRUPT_INDEX', 'SQLITE_NOTADB', 'XX001', 'XX002'].map(fault)).toEqual(Array(5).fill('damaged'));
+    expect(['SQLITE_IOERR', 'SQLITE_IOERR_SHORT_READ', 'EIO', '58030'].map(fault)).toEqual(Array(4).fill('io'));
+    expect(['SQLITE_CONSTRAINT_UNIQUE', '23505', 'ENOENT'].map(fault)).toEqual([null, null, null]);
+  });
+});
+
 describe.skipIf(TEST_ENGINE !== 'sqlite')('a database damaged while it serves', () => {
   it('answers what needs the damaged part 503 rest_database_damaged, changing nothing and logging it once, and serves the rest', async () => {
     const s = await TestServer.start({ logLevel: 'info' });

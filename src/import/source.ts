@@ -68,25 +68,21 @@ function siteKey(url: URL, path: string): string {
 /** TLS failures no later attempt mends: the certificate is what it is. */
 const CERTIFICATE_FAILURES = new Set(['CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'ERR_TLS_CERT_ALTNAME_INVALID']);
 
-/** Whether a failed fetch would fail the same way however often it is tried again. */
-function hopeless(err: unknown): boolean {
-  const cause = (err as { cause?: { code?: string; message?: string } } | null)?.cause;
-  // the Fetch standard's blocked ports (those of other protocols: 1, 25, 6000, …), refused before any connection
-  return cause?.message === 'bad port' || (cause?.code !== undefined && CERTIFICATE_FAILURES.has(cause.code));
-}
-
-function describeFailure(err: unknown, url: string): string {
+/** A failed fetch in words, and whether it would fail the same way however often it is tried again (`final`). */
+function failureOf(err: unknown, url: string): { text: string; final: boolean } {
   const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e?.name === 'TimeoutError') return 'no answer in time';
-  if (e?.cause?.message === 'bad port') return `port ${new URL(url).port} is one fetch refuses to connect to (the port of another protocol): serve the site on another one`;
+  if (e?.name === 'TimeoutError') return { text: 'no answer in time', final: false };
+  // the Fetch standard's blocked ports (those of other protocols: 1, 25, 6000, …), refused before any connection
+  if (e?.cause?.message === 'bad port') return { text: `port ${new URL(url).port} is one fetch refuses to connect to (the port of another protocol): serve the site on another one`, final: true };
   const code = e?.cause?.code;
+  const final = code !== undefined && CERTIFICATE_FAILURES.has(code);
   const known: Record<string, string> = {
     ECONNREFUSED: 'connection refused', ENOTFOUND: 'no such host', EAI_AGAIN: 'no such host (DNS lookup failed)',
     ECONNRESET: 'connection reset', ETIMEDOUT: 'connection timed out', EHOSTUNREACH: 'host unreachable',
     UND_ERR_SOCKET: 'connection closed', CERT_HAS_EXPIRED: 'its TLS certificate has expired',
   };
-  if (code && known[code]) return known[code]!;
-  return code ?? e?.cause?.message ?? e?.message ?? String(err);
+  if (code && known[code]) return { text: known[code]!, final };
+  return { text: code ?? e?.cause?.message ?? e?.message ?? String(err), final };
 }
 
 export class Source {
@@ -139,8 +135,9 @@ export class Source {
         const retryAfter = Number(response.headers.get('retry-after'));
         if (response.status === 429 && Number.isFinite(retryAfter) && retryAfter > 0) wait = Math.min(60_000, retryAfter * 1000);
       } catch (err) {
-        failure = describeFailure(err, url);
-        if (hopeless(err)) throw new ImportError(`${url} did not answer: ${failure}`);
+        const failed = failureOf(err, url);
+        failure = failed.text;
+        if (failed.final) throw new ImportError(`${url} did not answer: ${failure}`);
       }
       if (attempt >= this.attempts) throw new ImportError(`${url} did not answer: ${failure} (${this.attempts} attempts)`);
       this.options.onRetry?.(`${url}: ${failure}; trying again in ${wait} ms`);
