@@ -1,0 +1,3 @@
+-- PostgreSQL's migration 0021 rewrites the functions of its dated search index in PL/pgSQL. SQLite keeps the same
+-- keys in an FTS5 table written by triggers (migration 0018): nothing to change here, the number is kept so that
+-- both schemas are at the same version.
