@@ -32,8 +32,9 @@ scenario, the engines taking turns. Writes bench/results.md, bench/requests.svg 
   --connections N                connections of the load generator (default 32)
   --rounds N                     alternating rounds of anonymous and authenticated reads, of the 95/5 mix and its
                                  baseline, and of one and two workers (default 3)
-  --growth                       also 10,000 and 1,000,000 events on each engine, p50 growth (adds 10-20 minutes
-                                 per engine); without it, the growth sections of bench/results.md are kept, dated
+  --growth                       also 10,000 and 1,000,000 events on each engine, p50 growth (adds about 20 minutes
+                                 per engine, most of it seeding); without it, the growth sections of bench/results.md
+                                 are kept, dated
   --profile                      leave a V8 CPU profile of each engine's one-worker server in bench/profiles/
   --stall-only                   only GET /events/{id} beside the costliest anonymous requests
   --help                         this text
