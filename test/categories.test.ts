@@ -207,7 +207,11 @@ describe('listing categories', () => {
     for (const q of [`include=${ids.Jazz},family`, `include[]=${ids.Jazz}&include[]=family`, `include=${ids.Jazz}&include=family`]) {
       expect(names(await list(`?hide_empty=0&${q}`))).toEqual(['Family', 'Jazz']);
     }
+    // the order of `include` either way round, whichever of the two has the lower id, and reversed by `order=desc`
     expect(names(await list(`?hide_empty=0&include=${ids.Jazz},${ids.Family}&orderby=include`))).toEqual(['Jazz', 'Family']);
+    expect(names(await list(`?hide_empty=0&include=${ids.Family},${ids.Jazz}&orderby=include`))).toEqual(['Family', 'Jazz']);
+    expect(names(await list(`?hide_empty=0&include=${ids.Music},${ids.Jazz},${ids.Family}&orderby=include&order=desc`))).toEqual(['Family', 'Jazz', 'Music']);
+    expect(names(await list(`?hide_empty=0&include=family,${ids.Music},jazz&orderby=include_slugs`))).toEqual(['Family', 'Music', 'Jazz']);
     expect(names(await list(`?hide_empty=0&exclude=music,jazz,family,sports`))).toEqual(['Food &amp; Drink', 'Workshops']);
     expect((await list('?hide_empty=0&include=999999')).data.params).toEqual({ include: 'Invalid parameter.' });
     expect(names(await list(`?hide_empty=0&parent=${ids.Music}`))).toEqual(['Jazz']);

@@ -21,7 +21,8 @@ const toTerm = (r: TermRow): TermRecord => ({
 
 const ORDER: Record<TermListQuery['orderBy'], string> = {
   name: 'name_key', id: 'id', slug: 'slug', count: 'count', description: 'description COLLATE NOCASE',
-  include: '(SELECT key FROM json_each(@include) WHERE value = id)', none: 'id',
+  // `listed.id`, the term's: json_each has an `id` column of its own, which a bare `id` here would name
+  include: '(SELECT j.key FROM json_each(@include) j WHERE j.value = listed.id)', none: 'id',
 };
 
 /** Event categories and tags. */
@@ -149,7 +150,7 @@ export class SqliteTerms implements TermsRepository {
     if (q.event?.linksHidden) where.push('0');
     else if (q.event) where.push('t.id IN (SELECT term_id FROM event_terms WHERE event_id = @eventId)');
     if (q.slug !== undefined) where.push('t.slug = @slug');
-    const base = `SELECT * FROM (SELECT t.*, ${COUNT} AS count FROM terms t WHERE ${where.join(' AND ')})${q.hideEmpty ? ' WHERE count > 0' : ''}`;
+    const base = `SELECT * FROM (SELECT t.*, ${COUNT} AS count FROM terms t WHERE ${where.join(' AND ')}) listed${q.hideEmpty ? ' WHERE count > 0' : ''}`;
     const direction = q.descending ? 'DESC' : 'ASC';
     const params = {
       taxonomy: q.taxonomy, lang: q.lang, now: utcNowWire(), limit: q.limit, offset: q.offset,
