@@ -280,7 +280,7 @@ export interface paths {
         put?: never;
         /**
          * Create a venue
-         * @description When a venue with the same name (and, if sent, the same description) exists among the caller's editable records of the same language, that record is updated and returned instead of creating a duplicate.
+         * @description When a venue with the same name (and, if sent, the same description) exists among the caller's editable records of the same language, that record is returned (201) instead of creating a duplicate, its other fields written from the body as on an update; as in the plugin, it keeps its own name, description, author, status, publication date and password.
          */
         post: operations["createVenue"];
         delete?: never;
@@ -376,7 +376,7 @@ export interface paths {
         put?: never;
         /**
          * Create an organizer
-         * @description When a organizer with the same name (and, if sent, the same description) exists among the caller's editable records of the same language, that record is updated and returned instead of creating a duplicate.
+         * @description When an organizer with the same name (and, if sent, the same description) exists among the caller's editable records of the same language, that record is returned (201) instead of creating a duplicate, its other fields written from the body as on an update; as in the plugin, it keeps its own name, description, author, status, publication date and password.
          */
         post: operations["createOrganizer"];
         delete?: never;
@@ -1757,7 +1757,7 @@ export interface components {
             translation_of?: number;
         };
         /**
-         * @description Body of POST `/venues`, and the inline venue object of an event write. `venue` (the name) is required. When a venue with the same name, and the same description if one is sent, exists among the same-language venues the caller may edit, that venue is updated and returned instead of creating a new one (never when `translation_of` is sent).
+         * @description Body of POST `/venues`, and the inline venue object of an event write. `venue` (the name) is required. When a venue with the same name, and the same description if one is sent, exists among the same-language venues the caller may edit, that venue is returned instead of creating a new one, its other fields written from the body (never when `translation_of` is sent); it keeps its own name, description, author, status, publication date and password, as in the plugin.
          * @example {
          *       "venue": "Riverside Hall",
          *       "address": "1 River Rd",

@@ -451,7 +451,12 @@ export class PostService {
         const candidate = (await this.repos.posts.findOfType(type, id))!;
         if (!mayChange('edit', this.state.user, candidate)) continue;
         if (description !== null && collationKey(candidate.content) !== description) continue;
-        await this.repos.posts.update(Object.assign(await this.linkedRecord(type, body, candidate), { id, translationGroup: candidate.translationGroup }) as PostRecord);
+        // as the plugin saves only the meta fields of the record it matched (behaviour §9.2): the body is read whole
+        // (so what is invalid in it is refused as on any create), but the record keeps its own name (a new case or
+        // accents stay out), text, author, status, publication date and password
+        const sent = await this.linkedRecord(type, body, candidate);
+        const { title, content, authorId, status, dateLocal, dateUtc, password } = candidate;
+        await this.repos.posts.update(Object.assign(sent, { title, content, authorId, status, dateLocal, dateUtc, password, id, translationGroup: candidate.translationGroup }) as PostRecord);
         return id;
       }
     }
