@@ -1643,7 +1643,7 @@ export interface components {
             categories?: (number | string)[];
             /** @description Tags, with the same rules as `categories` (creating a tag needs the right to manage tags). */
             tags?: (number | string)[];
-            /** @description The venue to link. One of: an existing venue id; `{"id": N}`; an object with venue fields, at least `venue` (the name), which creates a venue in the request language, or reuses one with the same name among the caller's editable venues of that language unless `translation_of` is sent; or `0`, `""`, `null` or `[]` to unlink. Only one venue: a list of venues → 400. An unknown id → 400 `rest_invalid_param`. Default: none. */
+            /** @description The venue to link. One of: an existing venue id; `{"id": N}`; an object with venue fields, at least `venue` (the name), which creates a venue in the request language, or reuses one with the same name among the caller's editable venues of that language unless `translation_of` is sent; or `0`, `""`, `null` or `[]` to unlink. Only one venue: a list of one is read as its item, a list of two or more → 400. An unknown id → 400 `rest_invalid_param`. Default: none. */
             venue?: (number | null) | string | {
                 /** @description Id of an existing venue. */
                 id: number;

@@ -375,7 +375,13 @@ describe('linking venues, organizers and terms', () => {
     expect(inline.venue).toMatchObject({ venue: 'Brand new hall', city: 'Lyon', stateprovince: 'Rhône' });
     const reused = (await event({ title: 'Inline again', venue: { venue: 'brand NEW hall' } })).body;
     expect(reused.venue.id).toBe(inline.venue.id);
-    expect((await event({ title: 'Two venues', venue: [v.id, inline.venue.id] })).status).toBe(400);
+    // a list of one venue is that venue; of two, refused (an event has one venue)
+    for (const one of [[v.id], [String(v.id)], [{ id: v.id }], [{ venue: 'linked hall' }]]) {
+      expect((await event({ title: 'One venue in a list', venue: one })).body.venue?.id, JSON.stringify(one)).toBe(v.id);
+    }
+    const two = await event({ title: 'Two venues', venue: [v.id, inline.venue.id] });
+    expect(two.status).toBe(400);
+    expect(two.body.data.params).toEqual({ venue: 'venue must contain at most 1 item.' });
     expect((await event({ title: 'Ghost venue', venue: 999999 })).body.data.params).toEqual({ venue: 'Invalid parameter.' });
     expect((await event({ title: 'Event as venue', venue: e.id })).status).toBe(400);
   });
