@@ -2541,8 +2541,10 @@ export interface components {
         /** @description WordPress context of the index. */
         IndexContext: "view" | "help";
         /**
-         * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
-         *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
+         * @description The archive page to return. A page past the end of the list is answered as such however deep it starts
+         *     (404 `*-archive-page-not-found` on events, venues and organizers; an empty page of categories or tags). A
+         *     page that holds records starts at most 10,000 records into a list: `(page − 1) × per_page` of 10,000 or
+         *     more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
          *     everything, follow `modified_after`).
          */
         Page: number;
@@ -2984,8 +2986,10 @@ export interface operations {
                  */
                 context?: components["parameters"]["EditContext"];
                 /**
-                 * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
-                 *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
+                 * @description The archive page to return. A page past the end of the list is answered as such however deep it starts
+                 *     (404 `*-archive-page-not-found` on events, venues and organizers; an empty page of categories or tags). A
+                 *     page that holds records starts at most 10,000 records into a list: `(page − 1) × per_page` of 10,000 or
+                 *     more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
                  *     everything, follow `modified_after`).
                  */
                 page?: components["parameters"]["Page"];
@@ -3889,8 +3893,10 @@ export interface operations {
                  */
                 context?: components["parameters"]["EditContext"];
                 /**
-                 * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
-                 *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
+                 * @description The archive page to return. A page past the end of the list is answered as such however deep it starts
+                 *     (404 `*-archive-page-not-found` on events, venues and organizers; an empty page of categories or tags). A
+                 *     page that holds records starts at most 10,000 records into a list: `(page − 1) × per_page` of 10,000 or
+                 *     more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
                  *     everything, follow `modified_after`).
                  */
                 page?: components["parameters"]["Page"];
@@ -4707,8 +4713,10 @@ export interface operations {
                  */
                 context?: components["parameters"]["EditContext"];
                 /**
-                 * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
-                 *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
+                 * @description The archive page to return. A page past the end of the list is answered as such however deep it starts
+                 *     (404 `*-archive-page-not-found` on events, venues and organizers; an empty page of categories or tags). A
+                 *     page that holds records starts at most 10,000 records into a list: `(page − 1) × per_page` of 10,000 or
+                 *     more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
                  *     everything, follow `modified_after`).
                  */
                 page?: components["parameters"]["Page"];
@@ -5525,8 +5533,10 @@ export interface operations {
                  */
                 context?: components["parameters"]["EditContext"];
                 /**
-                 * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
-                 *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
+                 * @description The archive page to return. A page past the end of the list is answered as such however deep it starts
+                 *     (404 `*-archive-page-not-found` on events, venues and organizers; an empty page of categories or tags). A
+                 *     page that holds records starts at most 10,000 records into a list: `(page − 1) × per_page` of 10,000 or
+                 *     more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
                  *     everything, follow `modified_after`).
                  */
                 page?: components["parameters"]["Page"];
@@ -5952,8 +5962,10 @@ export interface operations {
                  */
                 context?: components["parameters"]["EditContext"];
                 /**
-                 * @description The archive page to return. A page starts at most 10,000 records into a list: `(page − 1) × per_page` of
-                 *     10,000 or more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
+                 * @description The archive page to return. A page past the end of the list is answered as such however deep it starts
+                 *     (404 `*-archive-page-not-found` on events, venues and organizers; an empty page of categories or tags). A
+                 *     page that holds records starts at most 10,000 records into a list: `(page − 1) × per_page` of 10,000 or
+                 *     more → 400 `rest_invalid_param` naming the limit (narrow the list with dates or filters; to copy
                  *     everything, follow `modified_after`).
                  */
                 page?: components["parameters"]["Page"];

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seed } from '../src/db/seed.js';
 import { NS, TestServer } from './helpers/server.js';
 
 /**
@@ -101,17 +102,38 @@ describe('lists of ids and slugs', () => {
 });
 
 describe('pages', () => {
-  it('start at most 10,000 records into a list', async () => {
-    const reason = /at most 10,000 records into a list/;
-    // within the limit, a page past the end is still the plugin's 404
-    expect((await s.raw('GET', `${NS}/events?per_page=50&page=200`)).body.code).toBe('event-archive-page-not-found');
-    await refused(`${NS}/events?per_page=50&page=201`, ['page'], reason);
-    await refused(`${NS}/events?page=1001`, ['page'], reason);
-    await refused(`${NS}/venues?page=1001`, ['page'], reason);
-    await refused(`${NS}/organizers?per_page=50&page=201`, ['page'], reason);
-    await refused(`${NS}/categories?page=1001`, ['page'], reason);
-    await refused(`${NS}/tags?per_page=100&page=201`, ['page'], reason); // per_page above 50 counts as 50
-    expect((await ok(`${NS}/tags?page=1000`)).tags).toEqual([]);
+  it('past the end of a list are answered as such however deep they start (the plugin answers page=9999 so)', async () => {
+    for (const [path, code] of [
+      [`${NS}/events?per_page=50&page=200`, 'event-archive-page-not-found'], [`${NS}/events?page=9999`, 'event-archive-page-not-found'],
+      [`${NS}/events?per_page=50&page=201&search=night`, 'event-archive-page-not-found'], [`${NS}/venues?page=1001`, 'venue-archive-page-not-found'],
+      [`${NS}/organizers?per_page=50&page=201`, 'organizer-archive-page-not-found'],
+    ] as const) {
+      const r = await s.raw('GET', path);
+      expect([r.status, r.body.code], path).toEqual([404, code]);
+    }
+    const { total: categories } = await ok(`${NS}/categories?hide_empty=0`);
+    expect(await ok(`${NS}/categories?page=1001&hide_empty=0`)).toMatchObject({ categories: [], total: categories });
+    expect((await ok(`${NS}/tags?per_page=100&page=201`)).tags).toEqual([]); // per_page above 50 counts as 50
+    // the other limits are still named with them
+    await refused(`${NS}/events?page=9999&search=${q(words(11))}`, ['search'], /At most 10 words/);
+  });
+
+  it('start at most 10,000 records into a list: a deeper page that holds records is refused, naming the limit', async () => {
+    const big = await TestServer.start();
+    try {
+      await seed(big.engine, { events: 11_000 }); // some are drafts or hidden from listings
+      const all = `${NS}/events?start_date=1970-01-01&end_date=2100-12-31&per_page=50`;
+      const { total } = (await big.raw('GET', all)).body as { total: number };
+      expect(total).toBeGreaterThan(10_050);
+      const deep = await big.raw('GET', `${all}&page=201`);
+      expect([deep.status, deep.body.code]).toEqual([400, 'rest_invalid_param']);
+      expect(deep.body.data.params.page).toMatch(/at most 10,000 records into a list/);
+      expect((await big.raw('GET', `${all}&page=200`)).status).toBe(200);
+      const past = await big.raw('GET', `${all}&page=${Math.ceil(total / 50) + 1}`);
+      expect([past.status, past.body.code]).toEqual([404, 'event-archive-page-not-found']);
+    } finally {
+      await big.close();
+    }
   });
 });
 

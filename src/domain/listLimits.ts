@@ -1,11 +1,13 @@
 import { DateTime } from 'luxon';
+import { invalidParams } from '../errors.js';
 import type { Bound } from './listWindow.js';
 
 /**
  * What one list or feed may cost. Node answers every request on one thread and a SQLite statement holds it, so an
  * anonymous request that reads without bound stalls everyone else's. Each limit is far above what a calendar client
- * asks for, and each is refused with a 400 that names it before anything is read. Lists of ids and slugs are bounded
- * in the spec (`maxItems`), where validation refuses them.
+ * asks for, and each is refused with a 400 that names it before the costly part is read (a page too deep once the
+ * list's first page has told that the list reaches that deep). Lists of ids and slugs are bounded in the spec
+ * (`maxItems`), where validation refuses them.
  */
 
 /** Records per page; more is read as this many (as in the plugin). */
@@ -26,6 +28,18 @@ export function depthProblem(page: number, perPage: number): string | null {
   return (page - 1) * perPage >= MAX_LIST_DEPTH
     ? `Pages start at most ${MAX_LIST_DEPTH.toLocaleString('en')} records into a list ((page - 1) × per_page); narrow it with dates or filters instead.`
     : null;
+}
+
+/**
+ * The total of a list whose page starts too deep (`problem`, from depthProblem) when that page lies past the list's
+ * end: it is then answered as any page past the end (the plugin's 404 for `page=9999`, a term list's empty page),
+ * which `totalOf` (the list's first page, as cheap as any) tells without reading down to the offset. A deep page that
+ * holds records is refused with the 400 naming the limit.
+ */
+export async function totalPastDeepPage(problem: string, offset: number, totalOf: () => Promise<number>): Promise<number> {
+  const total = await totalOf();
+  if (offset < total) throw invalidParams({ page: problem });
+  return total;
 }
 
 /** Why an event search has too many terms, or null. */

@@ -8,7 +8,7 @@ import { FEED_DESCRIPTION_MAX, iCalendar, iCalendarOf, renderEvents, type Calend
 import { parseDateInput, parseZone, toWire } from '../domain/dates.js';
 import { plainText, plainTextInTurns } from '../domain/html.js';
 import { fromUtcWire } from '../domain/eventTimes.js';
-import { depthProblem, feedWindowProblem, linkedSearchProblem, MAX_FEED_EVENTS, MAX_PER_PAGE, searchTermsProblem } from '../domain/listLimits.js';
+import { depthProblem, feedWindowProblem, linkedSearchProblem, MAX_FEED_EVENTS, MAX_PER_PAGE, searchTermsProblem, totalPastDeepPage } from '../domain/listLimits.js';
 import { listBounds, type DateParam } from '../domain/listWindow.js';
 import { CAPABILITY_TYPE, eventAsFilter, protectedAccess } from '../domain/postRules.js';
 import { ApiError, invalidParams } from '../errors.js';
@@ -185,12 +185,17 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
       const page = q.page ?? 1;
       const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
       const s = new PostService(repos, config, state);
-      const tooDeep = depthProblem(page, perPage);
-      const { query, seen, bounds } = await eventFilters(repos, q, state, s, { feed: false, password: q.password, problems: tooDeep ? { page: tooDeep } : {} });
+      const { query, seen, bounds } = await eventFilters(repos, q, state, s, { feed: false, password: q.password });
       const edit = isEditContext(q);
       if (edit) s.requireEditContextOf('event');
-      const { ids, total } = await repos.posts.listEvents({ ...query, limit: perPage, offset: (page - 1) * perPage });
-      if (page > 1 && ids.length === 0) throw new ApiError(404, 'event-archive-page-not-found', 'The requested event archive page does not exist');
+      const offset = (page - 1) * perPage;
+      const tooDeep = depthProblem(page, perPage);
+      if (tooDeep) {
+        await totalPastDeepPage(tooDeep, offset, async () => (await repos.posts.listEvents({ ...query, limit: 1, offset: 0 })).total);
+        throw pageNotFound('event');
+      }
+      const { ids, total } = await repos.posts.listEvents({ ...query, limit: perPage, offset });
+      if (page > 1 && ids.length === 0) throw pageNotFound('event');
       const { wire: events } = await s.viewPage('event', ids, { single: false, password: q.password, edit });
 
       const bound = (p: DateParam) => bounds.find((b) => b.param === p)?.value;
@@ -272,8 +277,6 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
     const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
     const problems: Record<string, string> = {};
     const words = q.search?.split(/[^\p{L}\p{N}-]+/u).filter(Boolean);
-    const tooDeep = depthProblem(page, perPage);
-    if (tooDeep) problems.page = tooDeep;
     const tooManyWords = words && linkedSearchProblem(words);
     if (tooManyWords) problems.search = tooManyWords;
     if (Object.keys(problems).length > 0) throw invalidParams(problems);
@@ -288,19 +291,28 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
     const edit = isEditContext(q);
     if (edit) s.requireEditContextOf(type);
     const eventSeen = visibility(state, CAPABILITY_TYPE.event, undefined)!;
-    const { ids, total } = await repos.posts.listLinked({
+    const query = {
       type, lang: state.lang, nowUtc: s.nowUtc, nowLocal: toWire(s.now.setZone(parseZone(config.siteTimezone)!)),
       statuses: seen!.statuses, viewer: seen!.viewer, eventViewer: eventSeen.viewer, access: protectedAccess(state.user, q.password),
       words,
       event: event ?? undefined,
       hasEvents: q.has_events !== undefined ? isTruthy(q.has_events) : undefined,
       onlyWithUpcoming: q.only_with_upcoming !== undefined && isTruthy(q.only_with_upcoming),
-      limit: perPage, offset: (page - 1) * perPage,
-    });
-    if (page > 1 && ids.length === 0) throw new ApiError(404, `${type}-archive-page-not-found`, `The requested ${type} archive page does not exist`);
+    };
+    const offset = (page - 1) * perPage;
+    const tooDeep = depthProblem(page, perPage);
+    if (tooDeep) {
+      await totalPastDeepPage(tooDeep, offset, async () => (await repos.posts.listLinked({ ...query, limit: 1, offset: 0 })).total);
+      throw pageNotFound(type);
+    }
+    const { ids, total } = await repos.posts.listLinked({ ...query, limit: perPage, offset });
+    if (page > 1 && ids.length === 0) throw pageNotFound(type);
     const { wire: items } = await s.viewPage(type, ids, { single: false, password: q.password, edit });
     const pairs = ([['per_page', perPage], ['event', q.event], ['has_events', q.has_events], ['status', seen!.shown]] as Pairs).filter(([, v]) => v !== undefined);
     const { body, headers } = envelope(`${type}s`, items, total, page, perPage, `${state.restBase}/${type}s/`, withSent(pairs, state.sent, q as Record<string, unknown>, declared));
     return { status: 200 as const, body: body as never, headers };
   }
 }
+
+/** A page past the end of an event, venue or organizer list, as the plugin answers it. */
+const pageNotFound = (type: PostType) => new ApiError(404, `${type}-archive-page-not-found`, `The requested ${type} archive page does not exist`);

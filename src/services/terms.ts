@@ -6,7 +6,7 @@ import { toWire } from '../domain/dates.js';
 import { eventAsFilter } from '../domain/postRules.js';
 import { cleanAhead } from '../domain/cleanAhead.js';
 import { cleanHtml } from '../domain/html.js';
-import { depthProblem, MAX_PER_PAGE } from '../domain/listLimits.js';
+import { depthProblem, MAX_PER_PAGE, totalPastDeepPage } from '../domain/listLimits.js';
 import { TAXONOMY, termToWire, type TermViewContext } from '../domain/termView.js';
 import { sanitizeTextField, slugify } from '../domain/text.js';
 import { entityTag, requireMatch } from '../http/conditional.js';
@@ -69,8 +69,6 @@ export class TermService<T extends Taxonomy> {
       const q = c.request.query as TermListParams;
       const page = q.page ?? 1;
       const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
-      const tooDeep = depthProblem(page, perPage);
-      if (tooDeep) throw invalidParams({ page: tooDeep });
       const problems: Record<string, string> = {};
       const resolveAll = async (name: 'include' | 'exclude', refs: (number | string)[] | undefined) => {
         if (!refs) return undefined;
@@ -95,7 +93,7 @@ export class TermService<T extends Taxonomy> {
       this.requireEditContext(q, state, 'Sorry, you are not allowed to edit terms in this taxonomy.');
 
       const orderBy = (q.orderby ?? 'name').toLowerCase().replace(/^term_id$/, 'id').replace(/^include_slugs$/, 'include');
-      const { items, total } = await repos.terms.list({
+      const query = {
         taxonomy: this.taxonomy,
         lang: state.lang,
         search: q.search,
@@ -107,9 +105,13 @@ export class TermService<T extends Taxonomy> {
         hideEmpty: q.hide_empty ?? true,
         orderBy: ORDER_BY.has(orderBy as TermListQuery['orderBy']) ? (orderBy as TermListQuery['orderBy']) : 'name',
         descending: (q.order ?? 'asc').toLowerCase() === 'desc',
-        limit: perPage,
-        offset: (page - 1) * perPage,
-      });
+      };
+      const offset = (page - 1) * perPage;
+      const tooDeep = depthProblem(page, perPage);
+      // a page past the end is an empty page, however deep
+      const { items, total } = tooDeep
+        ? { items: [], total: await totalPastDeepPage(tooDeep, offset, async () => (await repos.terms.list({ ...query, limit: 1, offset: 0 })).total) }
+        : await repos.terms.list({ ...query, limit: perPage, offset });
       const totalPages = Math.ceil(total / perPage);
       const base = `${state.restBase}/${TAXONOMY[this.taxonomy].route}/`;
       const params = sentParams(c as OperationContext<'listCategories'>, state.sent);
