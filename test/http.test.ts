@@ -160,6 +160,16 @@ describe('WordPress REST plumbing', () => {
     expect((await s.raw('GET', `${NS}/categories/${categoryId}/`)).body.name).toBe('Music');
   });
 
+  it('matches the route after /wp-json in any case, as WordPress does', async () => {
+    for (const path of [`/wp-json/Tribe/Events/V1/CATEGORIES/${categoryId}`, `/?rest_route=/TRIBE/events/v1/Categories/${categoryId}`, `/fr/wp-json/tribe/EVENTS/v1/categories/${categoryId}`]) {
+      const r = await s.raw('GET', path);
+      expect([r.status, r.body.name], path).toEqual([200, 'Music']);
+    }
+    const made = await s.raw('POST', `${NS}/venues`, { as: s.admin, json: { venue: 'Case Hall' } });
+    expect((await s.raw('GET', `${NS}/VENUES/BY-SLUG/${made.body.slug.toUpperCase()}`)).body.id).toBe(made.body.id);
+    expect((await s.raw('GET', `/WP-JSON/tribe/events/v1/categories/${categoryId}`)).status).toBe(404); // the /wp-json address itself is not a route
+  });
+
   it('keeps only _fields, wraps in _envelope, refuses _jsonp', async () => {
     expect((await s.raw('GET', `${NS}/categories/${categoryId}?_fields=id,name,urls.self`)).body).toEqual({ id: categoryId, name: 'Music', urls: { self: `${s.baseUrl}${NS}/categories/${categoryId}` } });
     const env = await s.raw('GET', `${NS}/categories/999999?_envelope`);

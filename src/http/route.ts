@@ -67,6 +67,9 @@ export function resolveRoute(backend: Backend, config: Config): Middleware {
       path = '/wp-json' + (restRoute.last.startsWith('/') ? '' : '/') + restRoute.last;
     }
     if (path.length > 1) path = withoutTrailing(path, '/') || '/';
+    // WordPress matches the route after /wp-json case-insensitively (its patterns carry the `i` flag), and every route
+    // of the spec is lower-case; a slug is looked up as WordPress sanitises it, lower-cased, in any case
+    if (path.startsWith('/wp-json/')) path = '/wp-json/' + path.slice('/wp-json/'.length).toLowerCase();
 
     let method = ctx.method.toUpperCase();
     const override = (rawQuery._method instanceof TextValues ? rawQuery._method.last : ctx.get('X-HTTP-Method-Override')).toUpperCase();

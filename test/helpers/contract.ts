@@ -90,6 +90,7 @@ export class ContractChecker {
     path = withoutTrailing(path, '/') || '/';
     const restRoute = parsed.searchParams.get('rest_route');
     if (restRoute && (path === '/' || path === '/index.php')) path = '/wp-json' + withoutTrailing(restRoute, '/');
+    if (path.startsWith('/wp-json/')) path = path.toLowerCase(); // routes match in any case, as in WordPress
     const override = parsed.searchParams.get('_method')?.toUpperCase();
     // HEAD is GET without the body
     const effective = override ?? (method === 'HEAD' ? 'GET' : method);
