@@ -220,6 +220,17 @@ describe('WordPress REST plumbing', () => {
     }
   });
 
+  it('refuses a list (`a[]=`) for a parameter of one value, as PHP reads it as an array; a repeated key is its last value', async () => {
+    for (const [path, name] of [
+      ['categories?search[]=x', 'search'], ['categories?page[]=1', 'page'], ['categories?hide_empty[]=1', 'hide_empty'], ['events?start_date[]=2027-01-01', 'start_date'],
+      ['events?search[]=jazz', 'search'], ['venues?per_page[]=5', 'per_page'],
+    ]) {
+      const r = await s.raw('GET', `${NS}/${path}`);
+      expect([r.status, r.body.code, Object.keys(r.body.data?.params ?? {})], path).toEqual([400, 'rest_invalid_param', [name]]);
+    }
+    expect((await s.raw('GET', `${NS}/categories?search=nothing-like-it&search=Music&hide_empty=0`)).body.categories.map((c: { name: string }) => c.name)).toEqual(['Music']);
+  });
+
   it('ignores unknown query parameters and body fields, as WordPress does', async () => {
     expect((await s.raw('GET', `${NS}/categories?hide_empty=0&color=blue&foo[]=1`)).status).toBe(200);
     const r = await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name: 'Extra', color: 'blue' } });

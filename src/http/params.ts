@@ -8,6 +8,8 @@
 
 /** The values one key received in a query string or form body, in order (a key may repeat). */
 export class TextValues {
+  /** Sent as a list (`a[]=1`): PHP reads it as an array, so a parameter of one value refuses it; `a=1&a=2` is its last. */
+  listed = false;
   constructor(readonly values: string[]) {}
   get last(): string {
     return this.values[this.values.length - 1] ?? '';
@@ -66,8 +68,9 @@ function insert(node: TextTree, path: string[], value: string): void {
   const [head, ...rest] = path as [string, ...string[]];
   const existing = node[head];
   if (rest.length === 0 || (rest.length === 1 && rest[0] === '')) {
-    if (existing instanceof TextValues) existing.values.push(value);
-    else node[head] = new TextValues([value]);
+    const values = existing instanceof TextValues ? existing : (node[head] = new TextValues([]));
+    values.values.push(value);
+    if (rest.length === 1) values.listed = true;
     return;
   }
   let child: TextTree;
@@ -123,7 +126,8 @@ const NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
 
 /** A scalar's value; a tree sent for a scalar becomes a plain object, which the validator then refuses. */
 function scalarFor(value: unknown): unknown {
-  return value instanceof TextValues ? value.last : isTree(value) ? plain(value) : value;
+  if (value instanceof TextValues) return value.listed ? [...value.values] : value.last;
+  return isTree(value) ? plain(value) : value;
 }
 
 function isTree(value: unknown): value is TextTree {
@@ -155,7 +159,7 @@ function branchesOf(schema: SchemaNode): SchemaNode[] | null {
 /** Picks the union member a value was most likely meant for, the way WordPress reads loosely typed input. */
 function chooseBranch(value: unknown, branches: SchemaNode[]): SchemaNode {
   const typed = (t: string) => branches.find((b) => b.type === t);
-  if (isTree(value) || (value instanceof TextValues && value.values.length > 1) || Array.isArray(value)) {
+  if (isTree(value) || (value instanceof TextValues && (value.values.length > 1 || value.listed)) || Array.isArray(value)) {
     const wantsObject = isTree(value) && !Object.keys(value).every((k) => /^\d+$/.test(k));
     if (wantsObject) {
       // of several object members (`{id}` or an inline record), the one whose required keys were all sent
