@@ -1328,7 +1328,7 @@ export interface components {
             utc_end_date_details: components["schemas"]["DateDetails"];
             /** @description Event timezone: an IANA id (`America/New_York`), or an offset form (`UTC+0`, `UTC-5`, `UTC+5.5`) when the site only has an offset. Events written without a timezone get the site timezone (default `UTC+0`). `""` if never set. */
             timezone: string;
-            /** @description Timezone abbreviation in effect at the start date (`EST` or `EDT`, `CET`, `UTC`). For offset zones it is the offset string itself (`UTC+0`). */
+            /** @description Timezone abbreviation in effect at the start date, as the time zone database names it and PHP shows it (`EST` or `EDT`, `CET`, `JST`, `+04`, `LMT` before a zone's standard time, `UTC`). For offset zones it is the offset string itself (`UTC+0`). The names come from the system's time zone database (`tzdata`, in `TZDIR` or `/usr/share/zoneinfo`); a server without one falls back to the runtime's English names, else the offset (`+0545`). */
             timezone_abbr: string;
             /** @description Display cost: the lowest value, or `lowest – highest` joined by space, en dash (U+2013), space. Numbers get the currency symbol, either the event's own or the site default (`$`, prefix). A value of 0 shows as `Free`. Examples: `"$20"`, `"$5 – $25"`, `"Free"`. `""` when there is no cost or the event is blanked. */
             cost: string;

@@ -1,7 +1,15 @@
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { timezoneAbbreviation } from '../src/domain/eventTimes.js';
 import { cleanHtml } from '../src/domain/html.js';
 import { NS, readsDuring, TestServer, type Credentials } from './helpers/server.js';
+
+/** The system's time zone database (Debian's tzdata), which names zones as PHP does. */
+const hasZoneinfo = existsSync(join(process.env.TZDIR || '/usr/share/zoneinfo', 'Asia/Tokyo'));
+if (!hasZoneinfo) console.warn(`test/events.test.ts: no time zone database (install Debian's \`tzdata\`): timezone_abbr falls back to the runtime's names`);
 
 let s: TestServer;
 let contributor: Credentials;
@@ -141,6 +149,33 @@ describe('dates and timezones', () => {
     expect([ny.utc_start_date, ny.timezone_abbr]).toEqual(['2027-07-04 22:00:00', 'EDT']);
     const offset = (await event({ title: 'Offset zone', timezone: 'UTC+5:30', start_date: '2027-01-01 10:00', end_date: '2027-01-01 11:00' })).body;
     expect([offset.utc_start_date, offset.timezone_abbr]).toEqual(['2027-01-01 04:30:00', 'UTC+5:30']);
+  });
+
+  // PHP's `T` format, which the plugin shows, names zones from the time zone database; so does Almanac, from the
+  // system's (tzdata), and without it from the runtime's names (see the next test)
+  it.skipIf(!hasZoneinfo && process.env.CI !== 'true')('names the zone at the start as the time zone database does (JST, +04, LMT)', async () => {
+    const cases: [string, string, string][] = [
+      ['Asia/Tokyo', '2027-01-15 09:00', 'JST'], ['Asia/Dubai', '2027-01-15 09:00', '+04'], ['Asia/Hong_Kong', '2027-01-15 09:00', 'HKT'],
+      ['America/Sao_Paulo', '2027-07-15 09:00', '-03'], ['Europe/Dublin', '2045-07-15 09:00', 'IST'], ['Europe/Dublin', '2045-01-15 09:00', 'GMT'],
+      ['America/New_York', '1850-06-01 12:00', 'LMT'], ['Europe/Paris', '1900-01-01 12:00', 'PMT'], ['Australia/Sydney', '2050-01-15 09:00', 'AEDT'],
+    ];
+    for (const [timezone, start, abbr] of cases) {
+      const e = (await event({ title: `Zone ${timezone}`, timezone, start_date: start, end_date: start })).body;
+      expect(e.timezone_abbr, `${timezone} ${start}`).toBe(abbr);
+    }
+  });
+
+  it('without the system\'s time zone database, names a zone by the runtime\'s names or its offset in whole minutes', () => {
+    const saved = process.env.TZDIR;
+    process.env.TZDIR = mkdtempSync(join(tmpdir(), 'no-zoneinfo-'));
+    try {
+      expect(timezoneAbbreviation('America/New_York', '2027-07-04 18:00:00')).toBe('EDT');
+      expect(timezoneAbbreviation('Asia/Kathmandu', '2027-07-04 18:00:00')).toBe('+0545');
+      expect(timezoneAbbreviation('Africa/Abidjan', '1900-01-01 00:00:00')).toMatch(/^-00\d\d$/); // LMT -0:16:08, not -0016.13
+    } finally {
+      if (saved === undefined) delete process.env.TZDIR;
+      else process.env.TZDIR = saved;
+    }
   });
 
   it('spans whole days for all-day events, in the event timezone', async () => {

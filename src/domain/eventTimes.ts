@@ -1,6 +1,7 @@
 import { DateTime, type Zone } from 'luxon';
 import type { EventRecord } from '../db/records.js';
 import { fromWire, inWireRange, parseDateInput, parseZone, toWire } from './dates.js';
+import { zoneAbbreviation } from './zoneNames.js';
 
 /** The times of an event record. */
 export type EventTimes = Pick<EventRecord, 'startLocal' | 'endLocal' | 'startUtc' | 'endUtc' | 'timezone' | 'allDay'>;
@@ -94,19 +95,33 @@ export function fromUtcWire(utc: string): DateTime {
 
 const ABBREVIATION_LOCALES = ['en-US', 'en-GB', 'en-AU', 'en-IN', 'en-NZ'];
 
-/** The zone's abbreviation at a local time (`EST`, `CET`); for `UTC±N` zones the offset string itself, as the plugin. */
+/**
+ * The zone's abbreviation at a local time as PHP shows it (`EST`, `CEST`, `JST`, `+04`), from the time zone database
+ * (zoneNames.ts); for `UTC±N` zones the offset string itself, as the plugin. Without the system's database, the
+ * runtime's English names where it has one, else the offset (`+0530`).
+ */
 export function timezoneAbbreviation(timezone: string, local: string): string {
   const zone = parseZone(timezone);
   if (!zone || zone.type !== 'iana') return timezone;
   const at = readLocal(local, zone);
+  const offsetSeconds = Math.round(at.offset * 60);
+  const named = zoneAbbreviation(zone.name, Math.floor(at.toSeconds()), offsetSeconds) ?? zoneAbbreviation(canonicalZone(zone.name), Math.floor(at.toSeconds()), offsetSeconds);
+  if (named !== null) return named;
   for (const locale of ABBREVIATION_LOCALES) {
     const name = zone.offsetName(at.toMillis(), { format: 'short', locale });
     if (name && !/^(GMT|UTC)[+-]/.test(name)) return name;
   }
-  const offset = at.offset;
-  const sign = offset < 0 ? '-' : '+';
-  const abs = Math.abs(offset);
-  return `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}${abs % 60 ? String(abs % 60).padStart(2, '0') : ''}`;
+  const minutes = Math.round(Math.abs(offsetSeconds) / 60);
+  return `${offsetSeconds < 0 ? '-' : '+'}${String(Math.floor(minutes / 60)).padStart(2, '0')}${minutes % 60 ? String(minutes % 60).padStart(2, '0') : ''}`;
+}
+
+/** A zone's name as the runtime spells it (`asia/tokyo` is `Asia/Tokyo`): the database's files are named so. */
+function canonicalZone(name: string): string {
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+  } catch {
+    return name;
+  }
 }
 
 /** ISO 8601 with the event's offset (`2026-12-03T15:00:00+00:00`), for JSON-LD. */
