@@ -1334,7 +1334,7 @@ export interface components {
             cost: string;
             /** @description Parsed cost values and the stored currency settings. */
             cost_details: components["schemas"]["CostDetails"];
-            /** @description Event website, HTML-escaped. Plugin quirk: when no website was ever stored, this is the event permalink. It is `""` when a website was stored empty, and when the event is blanked. */
+            /** @description Event website, HTML-escaped as the plugin shows it (`?a=1&b=2` → `?a=1&amp;b=2`; entities stay as they are). Plugin quirk: when no website was ever stored, this is the event permalink (escaped too). It is `""` when a website was stored empty, and when the event is blanked. */
             website: string;
             /** @description Show a map on the event page. Events created through the API default to `false`. `null` when blanked. */
             show_map: boolean | null;

@@ -280,6 +280,9 @@ describe('partial updates, statuses, passwords and the trash', () => {
     const after = (await s.raw('PATCH', `${NS}/events/${e.id}`, { as: s.admin, json: { title: 'Kept' } })).body;
     expect(after).toMatchObject({ title: 'Kept', description: '<p>Body</p>', excerpt: '<p>Short</p>', cost: '$5 – $25', website: 'https://example.test', featured: true, sticky: true, show_map: true, status: 'publish' });
     expect(after.categories.map((c: { name: string }) => c.name)).toEqual(['Keepers']);
+    // the website is shown HTML-escaped, as the plugin shows it (esc_html), and stored as sent
+    const query = (await s.raw('PATCH', `${NS}/events/${e.id}`, { as: s.admin, json: { website: "https://example.test/?a=1&b='2'&amp;c" } })).body;
+    expect(query.website).toBe('https://example.test/?a=1&amp;b=&#039;2&#039;&amp;c');
     const cleared = (await s.raw('PATCH', `${NS}/events/${e.id}`, { as: s.admin, json: { cost: '', categories: [], website: '' } })).body;
     expect([cleared.cost, cleared.cost_details.values, cleared.categories, cleared.website]).toEqual(['', [], [], '']);
   });
@@ -376,7 +379,7 @@ describe('partial updates, statuses, passwords and the trash', () => {
   it('moves events to the trash, once', async () => {
     const e = (await event({ title: 'Short lived' })).body;
     const { data } = await s.client(s.admin).DELETE(`${NS}/events/{id}`, { params: { path: { id: e.id } } });
-    expect(data).toMatchObject({ status: 'trash', slug: 'short-lived__trashed', url: `${s.baseUrl}/?post_type=tribe_events&p=${e.id}`, website: `${s.baseUrl}/?post_type=tribe_events&p=${e.id}` });
+    expect(data).toMatchObject({ status: 'trash', slug: 'short-lived__trashed', url: `${s.baseUrl}/?post_type=tribe_events&p=${e.id}`, website: `${s.baseUrl}/?post_type=tribe_events&amp;p=${e.id}` });
     expect((await s.raw('DELETE', `${NS}/events/${e.id}`, { as: s.admin })).body).toEqual({ code: 'event-is-in-trash', message: 'The event is already trashed', data: { status: 410 } });
     expect((await s.raw('GET', `${NS}/events/${e.id}`, { as: s.admin })).body).toEqual({ code: 'event-no-longer-available', message: 'This event is no longer available', data: { status: 403 } });
     expect((await event({ title: 'Short lived' })).body.slug).toBe('short-lived');

@@ -7,6 +7,7 @@ import { isoWithOffset, timezoneAbbreviation, utcDayStart } from './eventTimes.j
 import { autop, jsonLdText, renderTitle } from './html.js';
 import { BLANKED, effectiveStatus, mayChange, mayRead, unlocks } from './postRules.js';
 import { embeddedTerm } from './termView.js';
+import { escapeHtml } from './text.js';
 import { DETAIL_FIELDS, plainFields } from '../db/fields.js';
 
 type Schemas = components['schemas'];
@@ -174,7 +175,7 @@ export class PostView {
       });
       // the plain fields in the table's order, then the keys they hold the place of
       Object.assign(plainWire('event', event, wire), {
-        website: event.website ?? this.permalink(event),
+        website: escapeHtml(event.website ?? this.permalink(event)),
         categories: eventTerms.filter((t) => t.taxonomy === 'category').map((t) => embeddedTerm(t, this.state)),
         tags: eventTerms.filter((t) => t.taxonomy === 'tag').map((t) => embeddedTerm(t, this.state)),
         venue: embeddedVenue ?? [],

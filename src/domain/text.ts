@@ -4,17 +4,37 @@ const ENTITY = /&(?:[a-zA-Z][a-zA-Z0-9]*|#\d+|#x[0-9a-fA-F]+);/y;
 
 /** Escapes `&`, `<`, `>` as WordPress stores term names (`Food & Drink` → `Food &amp; Drink`); entities stay as they are. */
 export function escapeTermName(name: string): string {
+  return escapedKeepingEntities(name, TERM_ESCAPES);
+}
+
+/**
+ * WordPress's `esc_html`: `&` (but in an entity), `<`, `>`, `"` and `'` as entities. The plugin shows an event's
+ * stored website so (`?a=1&b=2` → `?a=1&amp;b=2`).
+ */
+export function escapeHtml(text: string): string {
+  return escapedKeepingEntities(text, HTML_ESCAPES);
+}
+
+const TERM_ESCAPES: Record<string, string> = { '<': '&lt;', '>': '&gt;' };
+const HTML_ESCAPES: Record<string, string> = { ...TERM_ESCAPES, '"': '&quot;', "'": '&#039;' };
+
+/** `&` as `&amp;` unless it starts an entity, and the characters of `escapes` as it says. */
+function escapedKeepingEntities(text: string, escapes: Record<string, string>): string {
+  if (!/[&<>"']/.test(text)) return text; // most names and addresses
   let out = '';
-  for (let i = 0; i < name.length; i++) {
-    const ch = name[i]!;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
     if (ch === '&') {
       ENTITY.lastIndex = i;
-      out += ENTITY.test(name) ? '&' : '&amp;';
-    } else if (ch === '<') out += '&lt;';
-    else if (ch === '>') out += '&gt;';
-    else out += ch;
+      out += ENTITY.test(text) ? '&' : '&amp;';
+    } else out += escapes[ch] ?? ch;
   }
   return out;
+}
+
+/** The text `escapeHtml` escaped (what an import reads back from the plugin's answers). */
+export function unescapeHtml(text: string): string {
+  return text.replace(/&(amp|lt|gt|quot|#0*39);/g, (_, name: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"' })[name] ?? "'");
 }
 
 /*

@@ -6,7 +6,7 @@ import { costValues, formatCost, type CostCurrency } from '../domain/cost.js';
 import { toWire, WIRE_FORMAT } from '../domain/dates.js';
 import { fromUtcWire } from '../domain/eventTimes.js';
 import { autop, renderTitle } from '../domain/html.js';
-import { escapeTermName, webUrl } from '../domain/text.js';
+import { escapeTermName, unescapeHtml, webUrl } from '../domain/text.js';
 import type { Lang } from '../domain/context.js';
 import { plainFields, type PlainDetails } from '../db/fields.js';
 
@@ -278,7 +278,7 @@ export function postFromWire(type: PostType, w: Wire, passLang: Lang, zone: Zone
     notes.push('its additional fields (custom_fields) are not kept: Almanac has none');
   }
   const terms = [...(Array.isArray(w.categories) ? w.categories : []), ...(Array.isArray(w.tags) ? w.tags : [])].map((t) => positive((t as Wire)?.id, 'categories'));
-  const website = text(w, 'website', '');
+  const website = unescapeHtml(text(w, 'website', '')); // shown HTML-escaped
   const event: Omit<EventRecord, 'id' | 'translationGroup'> = {
     ...record,
     type,
