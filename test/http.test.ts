@@ -57,8 +57,12 @@ describe('errors in the shapes of the reference captures', () => {
     const ignored = await json('{"name": "Constructed", "constructor": {"prototype": {"role": "administrator"}}}');
     expect(ignored).toMatchObject({ status: 201, body: { name: 'Constructed' } });
     expect(({} as Record<string, unknown>).role).toBeUndefined();
-    const scalar = await s.raw('POST', `${NS}/categories`, { as: s.admin, body: '[1,2]', headers: { 'Content-Type': 'application/json' } });
-    expect(scalar.body.code).toBe('rest_missing_callback_param');
+    // JSON that is not an object holds no parameters, as WordPress reads it (json_decode, then as an array)
+    for (const body of ['[1,2]', '"name"', 'null', '42', 'true']) {
+      const scalar = await s.raw('POST', `${NS}/categories`, { as: s.admin, body, headers: { 'Content-Type': 'application/json' } });
+      expect([scalar.status, scalar.body.code], body).toEqual([400, 'rest_missing_callback_param']);
+    }
+    expect((await json('"unclosed')).body.code).toBe('rest_invalid_json');
     expect(await s.raw('GET', `${NS}/categories?xlate_language=es`)).toMatchObject({ status: 400, body: { code: 'rest_invalid_param', data: { params: { xlate_language: 'Invalid parameter.' } } } });
   });
 });

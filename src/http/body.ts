@@ -25,7 +25,8 @@ export function readBody(limitBytes: number): Middleware {
     jsonLimit: limitBytes,
     formLimit: limitBytes,
     encoding: 'utf-8',
-    jsonStrict: true,
+    // any JSON value, as PHP's json_decode reads it: a body that is not an object holds no parameters (dispatch.ts)
+    jsonStrict: false,
     onError: (err) => {
       throw bodyError(err);
     },
