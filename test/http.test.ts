@@ -179,6 +179,10 @@ describe('WordPress REST plumbing', () => {
     const env = await s.raw('GET', `${NS}/categories/999999?_envelope`);
     expect(env.status).toBe(200);
     expect(env.body).toMatchObject({ status: 400, body: { code: 'rest_invalid_param' } });
+    // the wrapped headers are the answer's, with Allow added as WordPress adds it before it wraps them
+    const list = await s.raw('GET', `${NS}/categories?_envelope&hide_empty=0`);
+    expect(list.body.headers).toEqual({ 'X-TEC-Total': String(list.body.body.total), 'X-TEC-TotalPages': String(list.body.body.total_pages), Allow: 'GET' });
+    expect((await s.raw('GET', `${NS}/categories?_envelope`, { as: s.admin })).body.headers.Allow).toBe('GET, POST');
     // a key listed whole keeps its sub-keys whole, before or after them; keys the answer lacks are ignored
     const { urls } = (await s.raw('GET', `${NS}/categories/${categoryId}`)).body;
     const cases = { 'urls,urls.self': { urls }, 'urls.self,urls': { urls }, 'urls.self,urls.self.x,urls.missing,missing.x': { urls: { self: urls.self } } };

@@ -159,7 +159,8 @@ export function respond(config: Config, log: Logger): Middleware {
     const cachedPrefix = (ctx.state.cached as CachedAnswer | undefined)?.linkPrefix;
     const linkPrefix = cachedPrefix ?? (ctx.state.request as RequestState | undefined)?.linkPrefix ?? routed?.pathPrefix ?? '';
     if (routed) ctx.set('Link', `<${routed.site}${linkPrefix}/wp-json/>; rel="https://api.w.org/"`);
-    if (routed?.allow) ctx.set('Allow', routed.allow(ctx.state.user?.role ?? null).join(', '));
+    const allow = routed?.allow ? routed.allow(ctx.state.user?.role ?? null).join(', ') : null;
+    if (allow !== null) ctx.set('Allow', allow);
     if (authenticated) {
       ctx.set('Expires', 'Wed, 11 Jan 1984 05:00:00 GMT');
       ctx.set('Cache-Control', 'no-cache, must-revalidate, max-age=0, no-store, private');
@@ -189,7 +190,8 @@ export function respond(config: Config, log: Logger): Middleware {
       } else {
         if (routed?.fields && status < 300) body = keepFields(body, routed.fields);
         if (routed?.envelope) {
-          body = { body, status, headers: outcome.headers };
+          // WordPress adds Allow to the answer's headers before it wraps them
+          body = { body, status, headers: allow === null ? outcome.headers : { ...outcome.headers, Allow: allow } };
           status = 200;
         }
         bytes = await jsonBytes(body);
