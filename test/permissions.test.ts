@@ -279,6 +279,10 @@ describe.each(TYPES)('%s permissions', (type) => {
             if (r.body.id !== fx.id) return `200 but record ${r.body.id}`;
             if (type === 'venue' && r.body.address === '') return '200 blanked';
             if (type === 'organizer' && r.body.email === '') return '200 blanked';
+            // Allow names what this caller may do with this record (WordPress asks each method's permission check)
+            const may = (verb: 'edit' | 'delete') => caller !== 'anonymous' && caller !== 'wrong-password' && has(caller, verb) && mayChange(verb, caller, owner, target);
+            const allow = ['GET', ...(may('delete') ? ['DELETE'] : []), ...(may('edit') ? ['POST', 'PUT', 'PATCH'] : [])].join(', ');
+            if (r.headers.get('Allow') !== allow) return `200 but Allow ${r.headers.get('Allow')} (not ${allow})`;
             return '200';
           },
         });

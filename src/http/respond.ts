@@ -159,7 +159,8 @@ export function respond(config: Config, log: Logger): Middleware {
     const cachedPrefix = (ctx.state.cached as CachedAnswer | undefined)?.linkPrefix;
     const linkPrefix = cachedPrefix ?? (ctx.state.request as RequestState | undefined)?.linkPrefix ?? routed?.pathPrefix ?? '';
     if (routed) ctx.set('Link', `<${routed.site}${linkPrefix}/wp-json/>; rel="https://api.w.org/"`);
-    const allow = routed?.allow ? routed.allow(ctx.state.user?.role ?? null).join(', ') : null;
+    // a record's answer says what this caller may do with that record; any other, what its role allows on the route
+    const allow = outcome.headers.Allow ?? (routed?.allow ? routed.allow(ctx.state.user?.role ?? null).join(', ') : null);
     if (allow !== null) ctx.set('Allow', allow);
     if (authenticated) {
       ctx.set('Expires', 'Wed, 11 Jan 1984 05:00:00 GMT');

@@ -289,7 +289,7 @@ export class PostService {
    * for a record that is not there. The record is read with what its view reads (PostsRepository.findWithLinks): on
    * PostgreSQL one round trip, not two, and by slug one read of the record, not two.
    */
-  async shown(type: PostType, params: { id?: number; slug?: string }, password: string | undefined, edit: boolean): Promise<{ body: unknown; headers: { 'Last-Modified': string } }> {
+  async shown(type: PostType, params: { id?: number; slug?: string }, password: string | undefined, edit: boolean): Promise<{ body: unknown; headers: { 'Last-Modified': string; Allow: string } }> {
     const id = params.slug !== undefined ? await this.repos.posts.resolveSlug(type, params.slug, this.state.lang) : params.id!;
     const found = id === null ? null : await this.repos.posts.findWithLinks(type, id, this.state.lang);
     if (found) {
@@ -311,14 +311,23 @@ export class PostService {
    * or organizers it names (as the view read them). Terms have no modification time; the ETag covers them. `edit`:
    * the edit context, refused to a caller who may not edit the record.
    */
-  async singleAnswer(record: PostRecord, password: string | undefined, edit: boolean, read?: ViewLinks): Promise<{ body: unknown; headers: { 'Last-Modified': string } }> {
+  async singleAnswer(record: PostRecord, password: string | undefined, edit: boolean, read?: ViewLinks): Promise<{ body: unknown; headers: { 'Last-Modified': string; Allow: string } }> {
     if (edit && !mayChange('edit', this.state.user, record)) throw forbiddenContext(this.state.user !== null, 'Sorry, you are not allowed to edit this post.');
     const readable = record.type === 'event' ? this.readable(record, password, edit) : this.readableLinked(record);
     const view = new PostView(this.repos, this.state, this.nowUtc);
     const body = (await this.view([readable], { single: true, password, edit }, view, read))[0]!;
     let latest = record.modifiedUtc;
     for (const linked of view.linkedRead()) if (linked.modifiedUtc > latest) latest = linked.modifiedUtc;
-    return { body, headers: { 'Last-Modified': httpDate(latest) } };
+    return { body, headers: { 'Last-Modified': httpDate(latest), Allow: this.allowedOn(record).join(', ') } };
+  }
+
+  /**
+   * The methods of a record's route this caller may use, in the plugin's order: WordPress's `Allow` asks each
+   * method's permission check about this record (an author may edit its own events, not another's).
+   */
+  private allowedOn(record: PostRecord): string[] {
+    const caller = this.state.user;
+    return ['GET', ...(mayChange('delete', caller, record) ? ['DELETE'] : []), ...(mayChange('edit', caller, record) ? ['POST', 'PUT', 'PATCH'] : [])];
   }
 
   /** The answer of a write: the record as the write left it, never blanked for a caller who may edit it. */
