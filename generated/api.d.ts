@@ -1290,7 +1290,7 @@ export interface components {
             modified_utc: string;
             /**
              * Format: uri
-             * @description Public permalink: `{site}/event/{slug}/`, or `{site}/?post_type=tribe_events&p={id}` when the event has no slug or is trashed. It carries the language path prefix (`/de`, `/fr`) of the response language.
+             * @description Public permalink: `{site}/event/{slug}/` (with the language path prefix, `/de` or `/fr`, of the response language), or `{site}/?post_type=tribe_events&p={id}` while the event is not public yet (a draft, pending, or scheduled and not yet due) and once it is trashed, as WordPress names such posts.
              */
             url: string;
             /**
@@ -1441,7 +1441,7 @@ export interface components {
             modified_utc: string;
             /**
              * Format: uri
-             * @description Public page of the venue, `{site}/venue/{slug}/`, with the language prefix of the venue's language.
+             * @description Public page of the venue, `{site}/venue/{slug}/`, with the language prefix of the venue's language; `{site}/?post_type=tribe_venue&p={id}` while it is not public yet (a draft, pending, or scheduled and not yet due) and once it is trashed, as WordPress names such posts.
              */
             url: string;
             /** @description Venue name, rendered as WordPress shows titles (`&` → `&#038;`, curly quotes, …). It stays a string when the venue is blanked. */
@@ -1546,7 +1546,7 @@ export interface components {
             modified_utc: string;
             /**
              * Format: uri
-             * @description Public page of the organizer, `{site}/organizer/{slug}/`, with the language prefix of the organizer's language.
+             * @description Public page of the organizer, `{site}/organizer/{slug}/`, with the language prefix of the organizer's language; `{site}/?post_type=tribe_organizer&p={id}` while it is not public yet (a draft, pending, or scheduled and not yet due) and once it is trashed, as WordPress names such posts.
              */
             url: string;
             /** @description Organizer name, rendered as WordPress shows titles (`Sports Club & Co` → `Sports Club &#038; Co`). It stays a string when the organizer is blanked. */

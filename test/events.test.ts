@@ -388,6 +388,12 @@ describe('partial updates, statuses, passwords and the trash', () => {
     expect((await s.raw('DELETE', `${NS}/events/999999`, { as: s.admin })).status).toBe(404);
     const others = (await event({ title: 'Not yours' })).body;
     expect((await s.raw('DELETE', `${NS}/events/${others.id}`, { as: contributor })).status).toBe(403);
+    // WordPress names a record that is not public yet by its id, slug or not (get_post_permalink); a due one by its slug
+    for (const [status, date, byId] of [['draft', undefined, true], ['pending', undefined, true], ['future', '2099-01-01 10:00', true], ['future', '2020-01-01 10:00', false], ['private', undefined, false]] as const) {
+      const made = (await event({ title: `Linked as ${status}`, status, ...(date ? { date } : {}) })).body;
+      const url = byId ? `${s.baseUrl}/?post_type=tribe_events&p=${made.id}` : `${s.baseUrl}/event/${made.slug}/`;
+      expect([made.url, made.website], `${status} ${date ?? ''}`).toEqual([url, url.replace('&', '&amp;')]);
+    }
     expect((await s.raw('DELETE', `${NS}/events/by-slug/${others.slug}`, { as: editor })).body.status).toBe('trash');
   });
 });

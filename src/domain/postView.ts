@@ -25,6 +25,9 @@ export interface ViewOptions {
   edit?: boolean;
 }
 
+/** Statuses whose permalink names the id, not the slug (see `permalink`). */
+const BY_ID_STATUSES = new Set(['draft', 'pending', 'future', 'trash']);
+
 const PERMALINK_BASE: Record<PostType, { path: string; postType: string }> = {
   event: { path: 'event', postType: 'tribe_events' },
   venue: { path: 'venue', postType: 'tribe_venue' },
@@ -261,9 +264,13 @@ export class PostView {
     return `${this.globalIdBase}${id}`;
   }
 
+  /**
+   * WordPress's permalink of a post of its own type (`get_post_permalink`): by id while the record is not public yet
+   * (draft, pending, or scheduled and not yet due) or trashed, though Almanac gives drafts slugs; by slug otherwise.
+   */
   private permalink(record: PostRecord): string {
     const base = PERMALINK_BASE[record.type];
-    if (record.status === 'trash') return `${this.state.site}/?post_type=${base.postType}&p=${record.id}`;
+    if (BY_ID_STATUSES.has(effectiveStatus(record, this.nowUtc))) return `${this.state.site}/?post_type=${base.postType}&p=${record.id}`;
     return `${this.state.site}${this.state.linkPrefix}/${base.path}/${record.slug}/`;
   }
 
