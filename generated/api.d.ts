@@ -2713,6 +2713,13 @@ export interface components {
          */
         LastModified: string;
         /**
+         * @description The methods of the record's route this caller may use on this record, in the plugin's order, as WordPress asks
+         *     each method's permission check about it: `GET` for who may only read it, `GET, DELETE, POST, PUT, PATCH` for
+         *     who may edit and trash it (an author on its own events, an editor on any). Other answers carry the methods
+         *     the caller's role allows on the route.
+         */
+        RecordAllow: string;
+        /**
          * @description `public, max-age=0, must-revalidate` for anonymous callers: a cache may keep the answer but must revalidate it
          *     (with its ETag) before each use; `private, max-age=0, must-revalidate` when the request carries a record
          *     `password`. Authenticated answers keep WordPress's `no-cache, must-revalidate, max-age=0, no-store, private`.
@@ -3240,6 +3247,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["CacheControl"];
                     "Last-Modified": components["headers"]["LastModified"];
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3609,6 +3617,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["CacheControl"];
                     "Last-Modified": components["headers"]["LastModified"];
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4113,6 +4122,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["CacheControl"];
                     "Last-Modified": components["headers"]["LastModified"];
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4429,6 +4439,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["CacheControl"];
                     "Last-Modified": components["headers"]["LastModified"];
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4933,6 +4944,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["CacheControl"];
                     "Last-Modified": components["headers"]["LastModified"];
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5249,6 +5261,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["CacheControl"];
                     "Last-Modified": components["headers"]["LastModified"];
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {

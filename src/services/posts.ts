@@ -322,12 +322,14 @@ export class PostService {
   }
 
   /**
-   * The methods of a record's route this caller may use, in the plugin's order: WordPress's `Allow` asks each
-   * method's permission check about this record (an author may edit its own events, not another's).
+   * The methods of a record's route this caller may use (`Allow`): those its role may use on the route, in the
+   * spec's order, narrowed as WordPress asks each method's permission check about this record (an author may edit its
+   * own events, not another's).
    */
   private allowedOn(record: PostRecord): string[] {
     const caller = this.state.user;
-    return ['GET', ...(mayChange('delete', caller, record) ? ['DELETE'] : []), ...(mayChange('edit', caller, record) ? ['POST', 'PUT', 'PATCH'] : [])];
+    return allowedMethods(`${NAMESPACE_PATH}/${record.type}s/{id}`, (caps) => hasCapabilities(caller?.role ?? null, caps))
+      .filter((method) => method === 'GET' || mayChange(method === 'DELETE' ? 'delete' : 'edit', caller, record));
   }
 
   /** The answer of a write: the record as the write left it, never blanked for a caller who may edit it. */
