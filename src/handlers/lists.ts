@@ -121,9 +121,9 @@ export function listHandlers(engine: Engine, config: Config): Pick<Handlers, 'li
    * The event-list filters of a request, resolved (ids, site-local bounds); invalid ones → 400 naming each. The
    * `password` (lists only) opens the protected records it matches to the filters too.
    */
-  const eventFilters = async (repos: Repositories, q: EventFilterParams, state: RequestState, s: PostService, options: { feed: boolean; password?: string; problems?: Record<string, string> }) => {
+  const eventFilters = async (repos: Repositories, q: EventFilterParams, state: RequestState, s: PostService, options: { feed: boolean; password?: string }) => {
     // what bounds the cost of the list is checked before anything is read
-    const problems = options.problems ?? {};
+    const problems: Record<string, string> = {};
     const search = q.search !== undefined ? searchTerms(q.search) : undefined;
     const tooManyTerms = search && searchTermsProblem(search);
     if (tooManyTerms) problems.search = tooManyTerms;
