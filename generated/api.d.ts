@@ -1282,7 +1282,7 @@ export interface components {
             status: "publish" | "future" | "draft" | "pending" | "private" | "trash";
             /** @description Publication date in the site timezone, `YYYY-MM-DD HH:MM:SS`. */
             date: string;
-            /** @description Publication date in UTC, `YYYY-MM-DD HH:MM:SS`. `0000-00-00 00:00:00` for a draft that never got a date (WordPress core). */
+            /** @description Publication date in UTC, `YYYY-MM-DD HH:MM:SS`. `0000-00-00 00:00:00` for a draft or pending record that was never given a date (WordPress core): it is dated when it is published (or trashed), and `date` shows when it was last saved until then. */
             date_utc: string;
             /** @description Last modification in the site timezone, `YYYY-MM-DD HH:MM:SS`. */
             modified: string;
@@ -1433,7 +1433,7 @@ export interface components {
             status: "publish" | "future" | "draft" | "pending" | "private" | "trash";
             /** @description Publication date in the site timezone, `YYYY-MM-DD HH:MM:SS`. */
             date: string;
-            /** @description Publication date in UTC, `YYYY-MM-DD HH:MM:SS`. */
+            /** @description Publication date in UTC, `YYYY-MM-DD HH:MM:SS`; `0000-00-00 00:00:00` for a draft or pending record never given a date, as events. */
             date_utc: string;
             /** @description Last modification in the site timezone, `YYYY-MM-DD HH:MM:SS`. */
             modified: string;
@@ -1538,7 +1538,7 @@ export interface components {
             status: "publish" | "future" | "draft" | "pending" | "private" | "trash";
             /** @description Publication date in the site timezone, `YYYY-MM-DD HH:MM:SS`. */
             date: string;
-            /** @description Publication date in UTC, `YYYY-MM-DD HH:MM:SS`. */
+            /** @description Publication date in UTC, `YYYY-MM-DD HH:MM:SS`; `0000-00-00 00:00:00` for a draft or pending record never given a date, as events. */
             date_utc: string;
             /** @description Last modification in the site timezone, `YYYY-MM-DD HH:MM:SS`. */
             modified: string;
@@ -1582,7 +1582,7 @@ export interface components {
             author?: number;
             /**
              * Format: wp-date-input
-             * @description Publication date, read in the event's `timezone` (or the site timezone). Default: now. A `publish` event with a future date becomes `future` (scheduled), and a `future` event with a past date becomes `publish`.
+             * @description Publication date, read in the event's `timezone` (or the site timezone). Default: now; a `draft` or `pending` event sent without one stays undated (`date_utc` `0000-00-00 00:00:00`) until it is published. A `publish` event with a future date becomes `future` (scheduled), and a `future` event with a past date becomes `publish`.
              */
             date?: string;
             /**
@@ -1703,7 +1703,7 @@ export interface components {
             author?: number;
             /**
              * Format: wp-date-input
-             * @description Publication date, read in the site timezone. Default: now.
+             * @description Publication date, read in the site timezone. Default: now; a `draft` or `pending` record sent without one stays undated until it is published, as events.
              */
             date?: string;
             /**
@@ -1781,7 +1781,7 @@ export interface components {
             author?: number;
             /**
              * Format: wp-date-input
-             * @description Publication date, read in the site timezone. Default: now.
+             * @description Publication date, read in the site timezone. Default: now; a `draft` or `pending` record sent without one stays undated until it is published, as events.
              */
             date?: string;
             /**

@@ -314,6 +314,34 @@ describe('partial updates, statuses, passwords and the trash', () => {
     expect((await event({ title: 'Trash?', status: 'trash' })).body.code).toBe('rest_invalid_param');
   });
 
+  it('leaves a draft or pending event undated until it is published, as WordPress does', async () => {
+    const UNDATED = '0000-00-00 00:00:00';
+    const wire = (t: DateTime) => t.toUTC().toFormat('yyyy-MM-dd HH:mm:ss');
+    const draft = (await event({ title: 'Undated draft', status: 'draft' })).body;
+    expect([draft.status, draft.date_utc]).toEqual(['draft', UNDATED]);
+    expect(draft.date).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/); // when it was written, in the site's zone
+    expect((await event({ title: 'Undated by a contributor' }, contributor)).body.date_utc).toBe(UNDATED);
+    expect((await event({ title: 'Undated pending', status: 'pending' })).body.date_utc).toBe(UNDATED);
+    expect((await s.raw('GET', `${NS}/events/${draft.id}`, { as: s.admin })).body.date_utc).toBe(UNDATED);
+    const listed = (await s.raw('GET', `${NS}/events?status=draft&per_page=50`, { as: s.admin })).body.events.find((e: { id: number }) => e.id === draft.id);
+    expect(listed.date_utc).toBe(UNDATED);
+    // saved again without a date it stays undated; a draft given a date keeps it
+    expect((await s.raw('PATCH', `${NS}/events/${draft.id}`, { as: s.admin, json: { title: 'Still undated' } })).body.date_utc).toBe(UNDATED);
+    const dated = (await event({ title: 'Dated draft', status: 'draft', date_utc: '2027-01-01 10:00:00' })).body;
+    expect([dated.date_utc, dated.date]).toEqual(['2027-01-01 10:00:00', (await s.raw('GET', `${NS}/events/${dated.id}`, { as: s.admin })).body.date]);
+    expect((await s.raw('PATCH', `${NS}/events/${dated.id}`, { as: s.admin, json: { title: 'Dated still' } })).body.date_utc).toBe('2027-01-01 10:00:00');
+    // publishing dates it then; so does the trash (not a floating status in WordPress)
+    const before = wire(DateTime.utc().minus({ seconds: 1 }));
+    const published = (await s.raw('PATCH', `${NS}/events/${draft.id}`, { as: s.admin, json: { status: 'publish' } })).body;
+    expect(published.status).toBe('publish');
+    expect(published.date_utc >= before && published.date_utc <= wire(DateTime.utc().plus({ seconds: 1 }))).toBe(true);
+    const back = (await s.raw('PATCH', `${NS}/events/${draft.id}`, { as: s.admin, json: { status: 'draft' } })).body;
+    expect(back.date_utc).toBe(published.date_utc); // a date once given stays
+    const trashedDraft = (await event({ title: 'Undated, then trashed', status: 'draft' })).body;
+    const trashed = (await s.raw('DELETE', `${NS}/events/${trashedDraft.id}`, { as: s.admin })).body;
+    expect(trashed.date_utc !== UNDATED && trashed.date_utc >= before).toBe(true);
+  });
+
   it('hides drafts from who may not read them; contributors cannot edit published or others\' events', async () => {
     const draft = (await event({ title: 'Secret draft', status: 'draft' }, author)).body;
     expect((await s.raw('GET', `${NS}/events/${draft.id}`)).body.code).toBe('event-not-accessible');

@@ -38,7 +38,7 @@ const PUBLIC: ProtectedAccess = { anonymous: true, edits: { event: null, venue: 
 
 const base = (type: PostType, title: string, slug: string, password = '') => ({
   type, authorId: 0, status: 'publish' as const, statusBeforeTrash: null, slug, title, content: '', excerpt: '', password,
-  dateLocal: NOW, dateUtc: NOW, modifiedLocal: NOW, modifiedUtc: NOW, lang: 'en' as const, parentId: 0, imageId: 0,
+  dateLocal: NOW, dateUtc: NOW, dateFloating: false, modifiedLocal: NOW, modifiedUtc: NOW, lang: 'en' as const, parentId: 0, imageId: 0,
   globalIdLineage: [], translationOf: null,
 });
 const venue = (i: number, title: string, city: string, password = ''): NewRecord<'venue'> => ({

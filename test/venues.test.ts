@@ -187,6 +187,15 @@ describe('creating venues', () => {
     }
   });
 
+  it('leaves a draft venue or organizer undated (`date_utc` 0000-00-00 00:00:00) until it is published', async () => {
+    for (const [path, name] of [['venues', 'venue'], ['organizers', 'organizer']] as const) {
+      const draft = (await s.raw('POST', `${NS}/${path}`, { as: s.admin, json: { [name]: `Undated ${name}`, status: 'draft' } })).body;
+      expect(draft.date_utc, path).toBe('0000-00-00 00:00:00');
+      const published = (await s.raw('POST', `${NS}/${path}/${draft.id}`, { as: s.admin, json: { status: 'publish' } })).body;
+      expect(published.date_utc, path).toMatch(/^2\d{3}-/);
+    }
+  });
+
   it('accepts form bodies', async () => {
     const r = await s.raw('POST', `${NS}/venues`, { as: s.admin, form: 'venue=Hall&city=Paris&show_map=false' });
     expect(r.status).toBe(201);

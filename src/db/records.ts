@@ -23,6 +23,11 @@ export interface PostBase {
   password: string;
   dateLocal: string;
   dateUtc: string;
+  /**
+   * A draft or pending record never given a publication date (WordPress's "floating" date): `date_utc` shows
+   * `0000-00-00 00:00:00` and the record is dated when it is published; `dateUtc` holds when it was written.
+   */
+  dateFloating: boolean;
   modifiedLocal: string;
   modifiedUtc: string;
   lang: Lang;

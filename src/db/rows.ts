@@ -18,7 +18,7 @@ const bit = (v: boolean) => (v ? 1 : 0);
  * The columns of `posts` a record is read from (`baseFromRow`), as `p.…`: not the search text, a folded copy of an
  * event's texts that a read has no use for (it doubled what reading a page of large descriptions moved).
  */
-export const POST_READ_COLUMNS = ['id', 'type', 'author_id', 'status', 'status_before_trash', 'slug', 'title', 'content', 'excerpt', 'password', 'date_local', 'date_utc', 'modified_local', 'modified_utc', 'lang', 'translation_group', 'parent_id', 'image_id', 'global_id_lineage']
+export const POST_READ_COLUMNS = ['id', 'type', 'author_id', 'status', 'status_before_trash', 'slug', 'title', 'content', 'excerpt', 'password', 'date_local', 'date_utc', 'date_floating', 'modified_local', 'modified_utc', 'lang', 'translation_group', 'parent_id', 'image_id', 'global_id_lineage']
   .map((column) => `p.${column}`).join(', ');
 
 export function baseFromRow(r: Row): PostBase {
@@ -26,7 +26,7 @@ export function baseFromRow(r: Row): PostBase {
     id: r.id as number, type: r.type as PostType, authorId: (r.author_id as number | null) ?? 0, status: r.status as PostStatus,
     statusBeforeTrash: (r.status_before_trash as PostStatus | null) ?? null, slug: r.slug as string, title: r.title as string,
     content: r.content as string, excerpt: r.excerpt as string, password: r.password as string,
-    dateLocal: r.date_local as string, dateUtc: r.date_utc as string, modifiedLocal: r.modified_local as string, modifiedUtc: r.modified_utc as string,
+    dateLocal: r.date_local as string, dateUtc: r.date_utc as string, dateFloating: bool(r.date_floating), modifiedLocal: r.modified_local as string, modifiedUtc: r.modified_utc as string,
     lang: r.lang as Lang, translationGroup: r.translation_group as number, parentId: (r.parent_id as number | null) ?? 0,
     imageId: (r.image_id as number | null) ?? 0, globalIdLineage: JSON.parse(r.global_id_lineage as string) as string[],
   };
@@ -41,7 +41,7 @@ export const startMonth = (startLocal: string) => Number(startLocal.slice(0, 4))
 export function baseToRow(p: Omit<PostRecord, 'id' | 'translationGroup'>): Row {
   return {
     type: p.type, author_id: p.authorId || null, status: p.status, status_before_trash: p.statusBeforeTrash, slug: p.slug, title: p.title,
-    content: p.content, excerpt: p.excerpt, password: p.password, date_local: p.dateLocal, date_utc: p.dateUtc,
+    content: p.content, excerpt: p.excerpt, password: p.password, date_local: p.dateLocal, date_utc: p.dateUtc, date_floating: bit(p.dateFloating),
     modified_local: p.modifiedLocal, modified_utc: p.modifiedUtc, lang: p.lang, parent_id: p.parentId || null,
     image_id: p.imageId || null, global_id_lineage: JSON.stringify(p.globalIdLineage),
     // what event search reads (migration 0005): the three searched fields, folded
@@ -103,7 +103,7 @@ export function organizerFromRow(r: Row): OrganizerRecord {
 }
 
 export const DETAIL_TABLE: Record<PostType, string> = { event: 'events', venue: 'venues', organizer: 'organizers' };
-export const POST_COLUMNS = ['type', 'author_id', 'status', 'status_before_trash', 'slug', 'title', 'content', 'excerpt', 'password', 'date_local', 'date_utc', 'modified_local', 'modified_utc', 'lang', 'parent_id', 'image_id', 'global_id_lineage', 'search_text', 'title_key', 'start_month'];
+export const POST_COLUMNS = ['type', 'author_id', 'status', 'status_before_trash', 'slug', 'title', 'content', 'excerpt', 'password', 'date_local', 'date_utc', 'date_floating', 'modified_local', 'modified_utc', 'lang', 'parent_id', 'image_id', 'global_id_lineage', 'search_text', 'title_key', 'start_month'];
 /** The columns of each detail table that a write sets: the plain fields' (fields.ts), after the events' own. */
 export const DETAIL_COLUMNS: Record<PostType, string[]> = {
   event: ['start_local', 'end_local', 'start_utc', 'end_utc', 'timezone', 'all_day', 'costs', 'currency_symbol', 'currency_position', 'currency_code', 'website', 'venue_id', 'lang', 'status', 'date_utc', 'author_id', 'protected', ...plainFields('event').map(([, f]) => f.column)],

@@ -91,7 +91,7 @@ async function seedAll(engine: Engine, options: SeedOptions): Promise<SeedResult
   let authorId = 0;
   const base = (type: 'event' | 'venue' | 'organizer', title: string, slug: string) => ({
     type, authorId, status: 'publish' as const, statusBeforeTrash: null, slug, title, content: '', excerpt: '', password: '',
-    dateLocal: nowWire, dateUtc: nowWire, modifiedLocal: nowWire, modifiedUtc: nowWire, lang: 'en' as const, parentId: 0, imageId: 0,
+    dateLocal: nowWire, dateUtc: nowWire, dateFloating: false, modifiedLocal: nowWire, modifiedUtc: nowWire, lang: 'en' as const, parentId: 0, imageId: 0,
     globalIdLineage: [], translationOf: null,
   });
 
@@ -177,10 +177,11 @@ async function seedAll(engine: Engine, options: SeedOptions): Promise<SeedResult
         const termIds = [pick(categories)];
         if (random() < 0.3) termIds.push(pick(categories));
         for (let k = Math.floor(random() * 3); k > 0; k--) termIds.push(pick(tags));
+        const status = random() < 0.03 ? 'draft' : 'publish';
         const event: NewRecord<'event'> = {
-          ...plainDefaults('event'), type: 'event', authorId, status: random() < 0.03 ? 'draft' : 'publish', statusBeforeTrash: null, slug: `${slugBase}-${i + 1}`,
+          ...plainDefaults('event'), type: 'event', authorId, status, statusBeforeTrash: null, slug: `${slugBase}-${i + 1}`,
           title: `${pick(ADJECTIVES)} ${pick(NOUNS)} ${i + 1}`, content: description(), excerpt: '', password: random() < 0.01 ? 'secret' : '',
-          dateLocal: nowWire, dateUtc: nowWire, modifiedLocal: nowWire, modifiedUtc: nowWire, lang: 'en', parentId: 0, imageId: 0,
+          dateLocal: nowWire, dateUtc: nowWire, dateFloating: status === 'draft', modifiedLocal: nowWire, modifiedUtc: nowWire, lang: 'en', parentId: 0, imageId: 0,
           globalIdLineage: [], translationOf: null,
           startLocal, endLocal, startUtc: startLocal, endUtc: endLocal, timezone: 'UTC+0', allDay,
           costs: random() < 0.3 ? [] : [String(5 * Math.floor(random() * 10))], currencySymbol: '', currencyPosition: '', currencyCode: '',

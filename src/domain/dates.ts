@@ -3,6 +3,8 @@ import { withoutTrailing } from './text.js';
 
 /** Wire format of every stored and returned date: `YYYY-MM-DD HH:MM:SS`. */
 export const WIRE_FORMAT = 'yyyy-MM-dd HH:mm:ss';
+/** WordPress's zero date: what `date_utc` shows of a draft never given a publication date. */
+export const UNDATED = '0000-00-00 00:00:00';
 
 /**
  * A timezone as the plugin accepts it: an IANA id (`Europe/Berlin`, `UTC`) or a fixed offset written

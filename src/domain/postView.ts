@@ -3,6 +3,7 @@ import { viewLinksQuery, type Repositories, type ViewLinks } from '../db/engine.
 import type { EventRecord, MediaRecord, OrganizerRecord, PostRecord, PostType, TermRecord, VenueRecord } from '../db/records.js';
 import type { Lang, RequestState } from './context.js';
 import { costValues, formatCost, jsonLdPrice } from './cost.js';
+import { UNDATED } from './dates.js';
 import { isoWithOffset, timezoneAbbreviation, utcDayStart } from './eventTimes.js';
 import { autop, jsonLdText, renderTitle } from './html.js';
 import { BLANKED, effectiveStatus, mayChange, mayRead, unlocks } from './postRules.js';
@@ -241,7 +242,7 @@ export class PostView {
       author: String(record.authorId),
       status: effectiveStatus(record, this.nowUtc),
       date: record.dateLocal,
-      date_utc: record.dateUtc,
+      date_utc: record.dateFloating ? UNDATED : record.dateUtc,
       modified: record.modifiedLocal,
       modified_utc: record.modifiedUtc,
       url: this.permalink(record),

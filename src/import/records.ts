@@ -3,7 +3,7 @@ import type { MediaRecord } from '../db/records.js';
 import type { EventRecord, OrganizerRecord, PostBase, PostStatus, PostType, VenueRecord } from '../db/records.js';
 import type { Taxonomy, TermRecord } from '../db/records.js';
 import { costValues, formatCost, type CostCurrency } from '../domain/cost.js';
-import { toWire, WIRE_FORMAT } from '../domain/dates.js';
+import { toWire, UNDATED, WIRE_FORMAT } from '../domain/dates.js';
 import { fromUtcWire } from '../domain/eventTimes.js';
 import { autop, renderTitle } from '../domain/html.js';
 import { escapeTermName, unescapeHtml, webUrl } from '../domain/text.js';
@@ -24,7 +24,6 @@ export class WireError extends Error {}
 export const LANGS: readonly Lang[] = ['en', 'fr', 'de'];
 const STATUSES: readonly PostStatus[] = ['publish', 'future', 'draft', 'pending', 'private', 'trash'];
 const NAME_KEY: Record<PostType, string> = { event: 'title', venue: 'venue', organizer: 'organizer' };
-const ZERO_DATE = '0000-00-00 00:00:00';
 
 /** A post as the source showed it, with links named by source ids (the importer checks them). */
 export interface SourcePost<R extends EventRecord | VenueRecord | OrganizerRecord = EventRecord | VenueRecord | OrganizerRecord> {
@@ -78,7 +77,7 @@ function isWireDate(value: string): boolean {
 
 function wireDate(w: Wire, key: string): string {
   const value = text(w, key);
-  if (value !== ZERO_DATE && !isWireDate(value)) throw new WireError(`${key} is not a date`);
+  if (value !== UNDATED && !isWireDate(value)) throw new WireError(`${key} is not a date`);
   return value;
 }
 
@@ -105,9 +104,9 @@ function siblingsOf(w: Wire, id: number): number[] {
  */
 function siteDates(w: Wire, local: string, utc: string, zone: Zone): { local: string; utc: string } {
   const sentUtc = wireDate(w, utc);
-  if (sentUtc !== ZERO_DATE) return { local: toWire(fromUtcWire(sentUtc).setZone(zone)), utc: sentUtc };
+  if (sentUtc !== UNDATED) return { local: toWire(fromUtcWire(sentUtc).setZone(zone)), utc: sentUtc };
   const sentLocal = wireDate(w, local);
-  if (sentLocal === ZERO_DATE) throw new WireError(`${local} is not a date`);
+  if (sentLocal === UNDATED) throw new WireError(`${local} is not a date`);
   const at = DateTime.fromFormat(sentLocal, WIRE_FORMAT, { zone });
   return { local: sentLocal, utc: toWire(at.toUTC()) };
 }
@@ -228,6 +227,8 @@ function base(type: PostType, w: Wire, passLang: Lang, zone: Zone, notes: string
       password: '',
       dateLocal: date.local,
       dateUtc: date.utc,
+      // a draft or pending record the site shows undated (`0000-00-00 00:00:00`) stays undated
+      dateFloating: (status === 'draft' || status === 'pending') && wireDate(w, 'date_utc') === UNDATED,
       modifiedLocal: modified.local,
       modifiedUtc: modified.utc,
       lang: langOf(w, passLang),

@@ -407,12 +407,15 @@ export class PostService {
     this.requireChange('delete', record); // before the trash check: a 410 must not tell others what is in the trash
     await this.requireCurrent(record, password);
     if (record.status === 'trash') throw new ApiError(410, `${record.type}-is-in-trash`, `The ${NOUN[record.type]} is already trashed`);
+    const modified = this.modifiedNow();
     const trashed = {
       ...record,
       status: 'trash' as const,
       statusBeforeTrash: record.status,
       slug: await this.uniqueSlug(record.type, record.lang, record.slug + TRASHED, record.id),
-      ...this.modifiedNow(),
+      ...modified,
+      // the trash is not a floating status: WordPress dates an undated draft as it trashes it
+      ...(record.dateFloating ? { dateLocal: modified.modifiedLocal, dateUtc: modified.modifiedUtc, dateFloating: false } : {}),
     };
     await this.repos.posts.update(trashed);
     await this.repos.posts.unlinkFromEvents(trashed);
@@ -466,8 +469,8 @@ export class PostService {
         // (so what is invalid in it is refused as on any create), but the record keeps its own name (a new case or
         // accents stay out), text, author, status, publication date and password
         const sent = await this.linkedRecord(type, body, candidate);
-        const { title, content, authorId, status, dateLocal, dateUtc, password } = candidate;
-        await this.repos.posts.update(Object.assign(sent, { title, content, authorId, status, dateLocal, dateUtc, password, id, translationGroup: candidate.translationGroup }) as PostRecord);
+        const { title, content, authorId, status, dateLocal, dateUtc, dateFloating, password } = candidate;
+        await this.repos.posts.update(Object.assign(sent, { title, content, authorId, status, dateLocal, dateUtc, dateFloating, password, id, translationGroup: candidate.translationGroup }) as PostRecord);
         return id;
       }
     }
@@ -495,9 +498,12 @@ export class PostService {
       authorId = body.author;
     }
 
+    // As WordPress's wp_update_post, a record whose date is floating is dated anew whenever it is saved without one
+    const dated = body.date !== undefined || body.date_utc !== undefined;
+    const floated = current ? current.dateFloating : true;
     let date: { local: string; utc: string };
     try {
-      date = publicationDate(body, dateZone, this.config.siteTimezone, current ? fromUtcWire(current.dateUtc) : this.now, this.now);
+      date = publicationDate(body, dateZone, this.config.siteTimezone, current && !current.dateFloating ? fromUtcWire(current.dateUtc) : this.now, this.now);
     } catch (err) {
       if (err instanceof TimeInputError) throw invalidParam(err.param);
       throw err;
@@ -505,6 +511,8 @@ export class PostService {
     // A trashed record stays in the trash unless the update sends a status (which restores it).
     const wasTrashed = current?.status === 'trash';
     const status = wasTrashed && body.status === undefined ? 'trash' : resolveStatus(body.status, current?.status ?? null, caller, type, date.utc, this.nowUtc);
+    // a draft or pending record never given a date keeps none until it is published (WordPress's floating statuses)
+    const dateFloating = floated && !dated && (status === 'draft' || status === 'pending');
 
     const lang = current?.lang ?? this.state.lang;
     let slug: string;
@@ -535,6 +543,7 @@ export class PostService {
       password: body.password ?? current?.password ?? '',
       dateLocal: date.local,
       dateUtc: date.utc,
+      dateFloating,
       ...this.modifiedNow(),
       lang,
       parentId: current?.parentId ?? 0,
