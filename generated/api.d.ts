@@ -1622,8 +1622,8 @@ export interface components {
             end_date?: string;
             /** @description Featured image. Send the id of a media record (integer or digit string; an unknown id → 400), or an `http(s)` URL, which registers a media record for the URL (no download) and uses it. The URL is kept normalised as RFC 3986 spells it: what the answers show as `image.url` is a valid `uri` (`https://cdn.example.org/a|b.png` is kept as `https://cdn.example.org/a%7Cb.png`, and names the same media record). `""` removes the image. Default: none. */
             image?: number | string;
-            /** @description Cost: one string or several. Each may be a number (`20`), a range (`5-25`), a number with a currency symbol before or after (`$20`, `20€`), or words (`Free`). The currency symbol and its position are taken from the non-numeric part that all values share. `""` or `[]` clears the cost. Default: none. */
-            cost?: string | string[];
+            /** @description Cost: one value or several. Each may be a number (`20`), a range (`5-25`), a number with a currency symbol before or after (`$20`, `20€`), or words (`Free`). The currency symbol and its position are taken from the non-numeric part that all values share. `""` or `[]` clears the cost. Default: none. A JSON number is stored as the text it reads as (`20.5` → `"20.5"`), as the plugin, which declares no type for it; in a form or query string the text is kept as written (`cost=20.50`). */
+            cost?: string | number | (string | number)[];
             /**
              * Format: wp-url-or-empty
              * @description Event website: an absolute URL with scheme and host, or `""` to store an empty website. Default: not stored, and the record then shows the permalink.

@@ -288,11 +288,19 @@ describe('partial updates, statuses, passwords and the trash', () => {
   });
 
   it('formats costs as the plugin does', async () => {
-    const cases: [unknown, string, string[]][] = [['Free', 'Free', ['free']], ['5-25', '$5 – $25', ['5', '25']], [['0$', '20$', '30$'], 'Free – 30$', ['0', '20', '30']], ['€12', '€12', ['12']]];
+    const cases: [unknown, string, string[]][] = [['Free', 'Free', ['free']], ['5-25', '$5 – $25', ['5', '25']], [['0$', '20$', '30$'], 'Free – 30$', ['0', '20', '30']], ['€12', '€12', ['12']],
+      // JSON numbers, which the plugin (no declared type) stores as the text PHP makes of them
+      [20, '$20', ['20']], [20.5, '$20.5', ['20.5']], [[5, '25'], '$5 – $25', ['5', '25']]];
     for (const [cost, shown, values] of cases) {
       const e = (await event({ title: 'Cost', cost })).body;
       expect([e.cost, e.cost_details.values], JSON.stringify(cost)).toEqual([shown, values]);
     }
+    // a form body's cost is text, read as a JSON string is (not made a number first)
+    const form = await s.raw('POST', `${NS}/events`, { as: s.admin, form: 'title=Form+cost&start_date=2027-03-01+10:00&end_date=2027-03-01+12:00&cost=1e3' });
+    const json = (await event({ title: 'Cost', cost: '1e3' })).body;
+    expect([form.body.cost, form.body.cost_details]).toEqual([json.cost, json.cost_details]);
+    expect(form.body.cost).toBe('$1 – $3'); // not the number 1000
+    expect((await event({ title: 'Cost', cost: true })).body.code).toBe('rest_invalid_param');
   });
 
   it('writes the price into JSON-LD as the plugin does: the cost without its symbol, 0 for Free', async () => {

@@ -172,7 +172,8 @@ function chooseBranch(value: unknown, branches: SchemaNode[]): SchemaNode {
   const text = scalarFor(value);
   if (typeof text === 'string') {
     if (INTEGER.test(text) && typed('integer')) return typed('integer')!;
-    if (NUMBER.test(text) && typed('number')) return typed('number')!;
+    // a number branch takes text only where the union has no place for text: `cost=20.50` stays what was written
+    if (NUMBER.test(text) && typed('number') && !typed('string')) return typed('number')!;
     if (text.includes(',') && typed('array')) return typed('array')!;
     if (typed('string')) return typed('string')!;
     if (text === '' && typed('array')) return typed('array')!;
