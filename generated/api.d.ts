@@ -2593,9 +2593,11 @@ export interface components {
         Featured: boolean;
         /**
          * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
-         *     records of this type may ask for any, `any` meaning every status but `trash`.
+         *     records of this type may ask for any, `any` meaning every status but `trash`. The other statuses WordPress and
+         *     the plugin register (`auto-draft`, `inherit`, `request-*`, `tribe-ea-*`, `tribe-ignored`) are accepted, as the
+         *     plugin accepts them; no record of Almanac has one, so they add nothing to the list.
          */
-        PostStatusFilter: ("publish" | "future" | "draft" | "pending" | "private" | "trash" | "any")[];
+        PostStatusFilter: ("publish" | "future" | "draft" | "pending" | "private" | "trash" | "any" | "auto-draft" | "inherit" | "request-pending" | "request-confirmed" | "request-failed" | "request-completed" | "tribe-ea-success" | "tribe-ea-failed" | "tribe-ea-schedule" | "tribe-ea-pending" | "tribe-ea-draft" | "tribe-ignored")[];
         /**
          * @description Only events whose venue has coordinates (with `geoloc_lat`/`geoloc_lng`, within the geofence radius of that
          *     point). A password-protected event, or the coordinates of a password-protected venue, count only for a caller
@@ -3045,7 +3047,9 @@ export interface operations {
                 featured?: components["parameters"]["Featured"];
                 /**
                  * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
-                 *     records of this type may ask for any, `any` meaning every status but `trash`.
+                 *     records of this type may ask for any, `any` meaning every status but `trash`. The other statuses WordPress and
+                 *     the plugin register (`auto-draft`, `inherit`, `request-*`, `tribe-ea-*`, `tribe-ignored`) are accepted, as the
+                 *     plugin accepts them; no record of Almanac has one, so they add nothing to the list.
                  */
                 status?: components["parameters"]["PostStatusFilter"];
                 /**
@@ -3936,7 +3940,9 @@ export interface operations {
                 only_with_upcoming?: components["parameters"]["OnlyWithUpcoming"];
                 /**
                  * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
-                 *     records of this type may ask for any, `any` meaning every status but `trash`.
+                 *     records of this type may ask for any, `any` meaning every status but `trash`. The other statuses WordPress and
+                 *     the plugin register (`auto-draft`, `inherit`, `request-*`, `tribe-ea-*`, `tribe-ignored`) are accepted, as the
+                 *     plugin accepts them; no record of Almanac has one, so they add nothing to the list.
                  */
                 status?: components["parameters"]["PostStatusFilter"];
                 /**
@@ -4758,7 +4764,9 @@ export interface operations {
                 only_with_upcoming?: components["parameters"]["OnlyWithUpcoming"];
                 /**
                  * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
-                 *     records of this type may ask for any, `any` meaning every status but `trash`.
+                 *     records of this type may ask for any, `any` meaning every status but `trash`. The other statuses WordPress and
+                 *     the plugin register (`auto-draft`, `inherit`, `request-*`, `tribe-ea-*`, `tribe-ignored`) are accepted, as the
+                 *     plugin accepts them; no record of Almanac has one, so they add nothing to the list.
                  */
                 status?: components["parameters"]["PostStatusFilter"];
                 /**
@@ -6436,7 +6444,9 @@ export interface operations {
                 featured?: components["parameters"]["Featured"];
                 /**
                  * @description Publication statuses to list. Anonymous callers and subscribers may only ask for `publish`; callers who may edit
-                 *     records of this type may ask for any, `any` meaning every status but `trash`.
+                 *     records of this type may ask for any, `any` meaning every status but `trash`. The other statuses WordPress and
+                 *     the plugin register (`auto-draft`, `inherit`, `request-*`, `tribe-ea-*`, `tribe-ignored`) are accepted, as the
+                 *     plugin accepts them; no record of Almanac has one, so they add nothing to the list.
                  */
                 status?: components["parameters"]["PostStatusFilter"];
                 /**

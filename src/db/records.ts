@@ -8,6 +8,8 @@ import type { PlainDetails } from './fields.js';
 
 export type PostType = 'event' | 'venue' | 'organizer';
 export type PostStatus = 'publish' | 'future' | 'draft' | 'pending' | 'private' | 'trash';
+/** The statuses Almanac keeps records in (DESIGN §5 #29); WordPress registers others that no record of Almanac has. */
+export const POST_STATUSES: readonly PostStatus[] = ['publish', 'future', 'draft', 'pending', 'private', 'trash'];
 
 /** What events, venues and organizers share (a WordPress post). Ids of absent links are 0, as WordPress reports them. */
 export interface PostBase {

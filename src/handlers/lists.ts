@@ -2,7 +2,7 @@ import { FixedOffsetZone } from 'luxon';
 import type { components } from '../../generated/api.js';
 import type { Config } from '../config.js';
 import type { Engine, Repositories } from '../db/engine.js';
-import type { EventListQuery, EventRecord, ListViewer, PostStatus, PostType, Taxonomy } from '../db/records.js';
+import { POST_STATUSES, type EventListQuery, type EventRecord, type ListViewer, type PostStatus, type PostType, type Taxonomy } from '../db/records.js';
 import { hasCapabilities } from '../domain/capabilities.js';
 import { FEED_DESCRIPTION_MAX, iCalendar, iCalendarOf, renderEvents, type CalendarEntry, type RenderedEvents } from '../domain/calendar.js';
 import { parseDateInput, parseZone, toWire } from '../domain/dates.js';
@@ -54,7 +54,8 @@ function visibility(state: RequestState, capType: string, requested: string[] | 
     if (requested && !(requested.length === 1 && requested[0] === 'publish')) return null;
     return { statuses: ['publish'], viewer: { kind: 'public' }, shown: 'publish' };
   }
-  const statuses = requested ? [...new Set(requested.flatMap((s) => (s === 'any' ? ANY : [s as PostStatus])))] : ANY;
+  // WordPress's other registered statuses (auto-draft, inherit, …) are valid filters that no record has here
+  const statuses = requested ? [...new Set(requested.flatMap((s) => (s === 'any' ? ANY : POST_STATUSES.includes(s as PostStatus) ? [s as PostStatus] : [])))] : ANY;
   return {
     statuses,
     viewer: { kind: 'user', userId: state.user.id, seeOthers: hasCapabilities(role, [`edit_others_${capType}`]) },

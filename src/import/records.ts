@@ -1,6 +1,6 @@
 import { DateTime, type Zone } from 'luxon';
 import type { MediaRecord } from '../db/records.js';
-import type { EventRecord, OrganizerRecord, PostBase, PostStatus, PostType, VenueRecord } from '../db/records.js';
+import { POST_STATUSES, type EventRecord, type OrganizerRecord, type PostBase, type PostStatus, type PostType, type VenueRecord } from '../db/records.js';
 import type { Taxonomy, TermRecord } from '../db/records.js';
 import { costValues, formatCost, type CostCurrency } from '../domain/cost.js';
 import { toWire, UNDATED, WIRE_FORMAT } from '../domain/dates.js';
@@ -22,7 +22,6 @@ export type Wire = Record<string, unknown>;
 export class WireError extends Error {}
 
 export const LANGS: readonly Lang[] = ['en', 'fr', 'de'];
-const STATUSES: readonly PostStatus[] = ['publish', 'future', 'draft', 'pending', 'private', 'trash'];
 const NAME_KEY: Record<PostType, string> = { event: 'title', venue: 'venue', organizer: 'organizer' };
 
 /** A post as the source showed it, with links named by source ids (the importer checks them). */
@@ -202,7 +201,7 @@ function base(type: PostType, w: Wire, passLang: Lang, zone: Zone, notes: string
   const lineage = w.global_id_lineage === undefined ? [] : w.global_id_lineage;
   if (!Array.isArray(lineage) || lineage.some((g) => typeof g !== 'string')) throw new WireError('global_id_lineage is not a list of ids');
   const status = text(w, 'status') as PostStatus;
-  if (!STATUSES.includes(status)) throw new WireError(`status ${JSON.stringify(status)} is not one Almanac keeps`);
+  if (!POST_STATUSES.includes(status)) throw new WireError(`status ${JSON.stringify(status)} is not one Almanac keeps`);
   const date = siteDates(w, 'date', 'date_utc', zone);
   const modified = siteDates(w, 'modified', 'modified_utc', zone);
   const content = text(w, 'description', '');
