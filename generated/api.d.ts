@@ -1872,6 +1872,8 @@ export interface components {
             } & {
                 [key: string]: unknown;
             };
+            /** @description Earlier data WordPress kept for the same error, oldest first. Only `term_exists` has it: the existing term's id, twice (`[5, 5]`), as WordPress's terms controller answers. */
+            additional_data?: unknown[];
         };
         /** @description REST addresses of a term, its collection and (categories with a parent) its parent. */
         TermUrls: {

@@ -9,6 +9,8 @@ export class ApiError extends Error {
     message: string,
     readonly data: Record<string, unknown> = {},
     readonly headers: Record<string, string> = {},
+    /** The data WordPress's WP_Error held for this code before `data` (its `add_data` keeps each earlier one). */
+    readonly additionalData: unknown[] = [],
   ) {
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
@@ -16,8 +18,9 @@ export class ApiError extends Error {
     Error.stackTraceLimit = limit;
   }
 
-  toBody(): { code: string; message: string; data: Record<string, unknown> & { status: number } } {
-    return { code: this.code, message: this.message, data: { status: this.status, ...this.data } };
+  toBody(): { code: string; message: string; data: Record<string, unknown> & { status: number }; additional_data?: unknown[] } {
+    const body = { code: this.code, message: this.message, data: { status: this.status, ...this.data } };
+    return this.additionalData.length > 0 ? Object.assign(body, { additional_data: this.additionalData }) : body;
   }
 }
 

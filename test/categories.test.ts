@@ -53,7 +53,7 @@ describe('creating categories', () => {
     const first = await create({ name: 'Theatre' });
     const dup = await create({ name: 'THEATRE' });
     expect(dup.status).toBe(400);
-    expect(dup.body).toEqual({ code: 'term_exists', message: 'A term with the name provided already exists with this parent.', data: { status: 400, term_id: first.body.id } });
+    expect(dup.body).toEqual({ code: 'term_exists', message: 'A term with the name provided already exists with this parent.', data: { status: 400, term_id: first.body.id }, additional_data: [first.body.id, first.body.id] });
     const elsewhere = await create({ name: 'Theatre', parent: first.body.id });
     expect(elsewhere.status).toBe(201);
     expect(elsewhere.body.slug).toBe('theatre-theatre');

@@ -31,6 +31,7 @@ const SOMETIMES_LEFT_OUT: [reason: string, keys: string[]][] = [
     'TagList.next_rest_url', 'TagList.previous_rest_url',
   ]],
   ['params and details in validation errors only', ['Error.data.params', 'Error.data.details']],
+  ['earlier data of an error in term_exists only, as WordPress', ['Error.additional_data']],
 ];
 
 type Node = Record<string, any>;

@@ -40,7 +40,7 @@ describe('tags', () => {
   it('refuses a duplicate name in the taxonomy with term_exists', async () => {
     const first = await s.raw('POST', `${NS}/tags`, { as: editor, json: { name: 'kids' } });
     const dup = await s.raw('POST', `${NS}/tags`, { as: editor, json: { name: 'Kids' } });
-    expect(dup.body).toEqual({ code: 'term_exists', message: 'A term with the name provided already exists in this taxonomy.', data: { status: 400, term_id: first.body.id } });
+    expect(dup.body).toEqual({ code: 'term_exists', message: 'A term with the name provided already exists in this taxonomy.', data: { status: 400, term_id: first.body.id }, additional_data: [first.body.id, first.body.id] });
   });
 
   it('needs an editor or better: authors may manage categories but not tags', async () => {

@@ -149,7 +149,9 @@ export class TermService<T extends Taxonomy> {
       const same = await repos.terms.findSameName(this.taxonomy, state.lang, name, parentId);
       if (same !== null) {
         const where = this.taxonomy === 'category' ? 'with this parent' : 'in this taxonomy';
-        throw new ApiError(400, 'term_exists', `A term with the name provided already exists ${where}.`, { term_id: same });
+        // as WordPress's terms controller answers: the id in `data`, and twice before it (wp_insert_term's error data,
+        // then the controller's add_data of the same id), which `additional_data` keeps
+        throw new ApiError(400, 'term_exists', `A term with the name provided already exists ${where}.`, { term_id: same }, {}, [same, same]);
       }
       const slug = await repos.terms.uniqueSlug(this.taxonomy, state.lang, this.slugFrom(fields.slug, name), parent?.slug ?? null);
       const id = await repos.terms.insert({ taxonomy: this.taxonomy, name, slug, description: this.cleanDescription(fields.description ?? '', state), parentId, lang: state.lang, translationOf });
