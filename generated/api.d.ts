@@ -1690,13 +1690,13 @@ export interface components {
          *       ]
          *     }
          */
-        EventCreate: components["schemas"]["EventFields"] & {
+        EventCreate: components["schemas"]["EventFields"] & components["schemas"]["BodyLanguage"] & {
             title: string;
             start_date: string;
             end_date: string;
         };
         /** @description Body of POST/PUT/PATCH `/events/{id}` and `/events/by-slug/{slug}`. It is a partial update: only the fields sent change, and an explicit empty value clears a field. See `EventFields` for how lone dates and timezones are applied. */
-        EventUpdate: components["schemas"]["EventFields"];
+        EventUpdate: components["schemas"]["EventFields"] & components["schemas"]["BodyLanguage"];
         /** @description Every field a venue write accepts, either on `/venues` or inline as an event's `venue`. None is required here: `VenueCreate` requires `venue`. On update only the fields sent change, and `""` clears a text field. */
         VenueFields: {
             /** @description Id of an existing user to set as author. Default: the caller. */
@@ -1770,11 +1770,11 @@ export interface components {
          *       "show_map": "true"
          *     }
          */
-        VenueCreate: components["schemas"]["VenueFields"] & {
+        VenueCreate: components["schemas"]["VenueFields"] & components["schemas"]["BodyLanguage"] & {
             venue: string;
         };
         /** @description Body of POST/PUT/PATCH `/venues/{id}` and `/venues/by-slug/{slug}`. It is a partial update: only the fields sent change. */
-        VenueUpdate: components["schemas"]["VenueFields"];
+        VenueUpdate: components["schemas"]["VenueFields"] & components["schemas"]["BodyLanguage"];
         /** @description Every field an organizer write accepts, either on `/organizers` or inline in an event's `organizer` list. None is required here: `OrganizerCreate` requires `organizer`. On update only the fields sent change, and `""` clears a text field. */
         OrganizerFields: {
             /** @description Id of an existing user to set as author. Default: the caller. */
@@ -1823,16 +1823,23 @@ export interface components {
          *       "email": "arts@example.test"
          *     }
          */
-        OrganizerCreate: components["schemas"]["OrganizerFields"] & {
+        OrganizerCreate: components["schemas"]["OrganizerFields"] & components["schemas"]["BodyLanguage"] & {
             organizer: string;
         };
         /** @description Body of POST/PUT/PATCH `/organizers/{id}` and `/organizers/by-slug/{slug}`. It is a partial update: only the fields sent change. */
-        OrganizerUpdate: components["schemas"]["OrganizerFields"];
+        OrganizerUpdate: components["schemas"]["OrganizerFields"] & components["schemas"]["BodyLanguage"];
         /**
          * @description A content language.
          * @enum {string}
          */
         Lang: "en" | "fr" | "de";
+        /** @description The language parameters, which a write may send in its body as well as in its query string, as WordPress reads a parameter from either (the body wins when both carry one). Read at the top level of the body only; an inline venue or organizer is written in the request's language. */
+        BodyLanguage: {
+            /** @description Language of the request, as the `xlate_language` query parameter, which it wins over. */
+            xlate_language?: components["schemas"]["Lang"];
+            /** @description Alias of `xlate_language`, as the `wpml_language` query parameter. */
+            wpml_language?: components["schemas"]["Lang"];
+        };
         /** @description A flag the plugin reads as truthy: JSON `true`, the number `1`, or a string, of which `true`, `1`, `yes`, `y`, `on`, `enable` and `enabled` (any case) mean true. JSON `false`, `0` and any other string mean false. */
         Truthy: boolean | string;
         /**
@@ -2031,7 +2038,7 @@ export interface components {
          *       "parent": 2
          *     }
          */
-        CategoryCreate: components["schemas"]["CategoryFields"] & {
+        CategoryCreate: components["schemas"]["CategoryFields"] & components["schemas"]["BodyLanguage"] & {
             name: string;
         };
         /**
@@ -2040,7 +2047,7 @@ export interface components {
          *       "description": "Live jazz and blues"
          *     }
          */
-        CategoryUpdate: components["schemas"]["CategoryFields"];
+        CategoryUpdate: components["schemas"]["CategoryFields"] & components["schemas"]["BodyLanguage"];
         TagFields: {
             /** @description The name; tags are removed and white space is collapsed. */
             name?: string;
@@ -2056,7 +2063,7 @@ export interface components {
          *       "name": "outdoor"
          *     }
          */
-        TagCreate: components["schemas"]["TagFields"] & {
+        TagCreate: components["schemas"]["TagFields"] & components["schemas"]["BodyLanguage"] & {
             name: string;
         };
         /**
@@ -2065,7 +2072,7 @@ export interface components {
          *       "name": "open air"
          *     }
          */
-        TagUpdate: components["schemas"]["TagFields"];
+        TagUpdate: components["schemas"]["TagFields"] & components["schemas"]["BodyLanguage"];
         /**
          * @description Almanac extension, on create only: the id of an existing record of the same type whose translation group the
          *     new record joins (a group holds one record per language).
@@ -2503,7 +2510,7 @@ export interface components {
         };
     };
     parameters: {
-        /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+        /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
         XlateLanguage: components["schemas"]["Lang"];
         /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
         WpmlLanguage: components["schemas"]["Lang"];
@@ -2737,7 +2744,7 @@ export interface operations {
     getRestIndex: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -2912,7 +2919,7 @@ export interface operations {
                 namespace?: components["parameters"]["IndexNamespace"];
                 /** @description WordPress context of the index. */
                 context?: components["parameters"]["IndexContext"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -2950,7 +2957,7 @@ export interface operations {
     getDocumentation: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -3075,7 +3082,7 @@ export interface operations {
                  *     and `search` may select them by what they protect (as they may for whoever can edit them).
                  */
                 password?: components["parameters"]["ListPassword"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -3153,7 +3160,7 @@ export interface operations {
     createEvent: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -3222,7 +3229,7 @@ export interface operations {
                 context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -3301,7 +3308,7 @@ export interface operations {
             query?: {
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -3371,7 +3378,7 @@ export interface operations {
             query?: {
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -3441,7 +3448,7 @@ export interface operations {
             query?: {
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -3514,7 +3521,7 @@ export interface operations {
             query?: {
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -3592,7 +3599,7 @@ export interface operations {
                 context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -3660,7 +3667,7 @@ export interface operations {
     putEventBySlug: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -3719,7 +3726,7 @@ export interface operations {
     updateEventBySlug: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -3778,7 +3785,7 @@ export interface operations {
     deleteEventBySlug: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -3840,7 +3847,7 @@ export interface operations {
     patchEventBySlug: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -3952,7 +3959,7 @@ export interface operations {
                  *     and `search` may select them by what they protect (as they may for whoever can edit them).
                  */
                 password?: components["parameters"]["ListPassword"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -4030,7 +4037,7 @@ export interface operations {
     createVenue: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -4099,7 +4106,7 @@ export interface operations {
                 context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -4167,7 +4174,7 @@ export interface operations {
     putVenue: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -4226,7 +4233,7 @@ export interface operations {
     updateVenue: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -4285,7 +4292,7 @@ export interface operations {
     deleteVenue: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -4347,7 +4354,7 @@ export interface operations {
     patchVenue: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -4416,7 +4423,7 @@ export interface operations {
                 context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -4484,7 +4491,7 @@ export interface operations {
     putVenueBySlug: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -4543,7 +4550,7 @@ export interface operations {
     updateVenueBySlug: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -4602,7 +4609,7 @@ export interface operations {
     deleteVenueBySlug: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -4664,7 +4671,7 @@ export interface operations {
     patchVenueBySlug: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -4776,7 +4783,7 @@ export interface operations {
                  *     and `search` may select them by what they protect (as they may for whoever can edit them).
                  */
                 password?: components["parameters"]["ListPassword"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -4854,7 +4861,7 @@ export interface operations {
     createOrganizer: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -4923,7 +4930,7 @@ export interface operations {
                 context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -4991,7 +4998,7 @@ export interface operations {
     putOrganizer: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -5050,7 +5057,7 @@ export interface operations {
     updateOrganizer: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -5109,7 +5116,7 @@ export interface operations {
     deleteOrganizer: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -5171,7 +5178,7 @@ export interface operations {
     patchOrganizer: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -5240,7 +5247,7 @@ export interface operations {
                 context?: components["parameters"]["EditContext"];
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -5308,7 +5315,7 @@ export interface operations {
     putOrganizerBySlug: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -5367,7 +5374,7 @@ export interface operations {
     updateOrganizerBySlug: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -5426,7 +5433,7 @@ export interface operations {
     deleteOrganizerBySlug: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -5488,7 +5495,7 @@ export interface operations {
     patchOrganizerBySlug: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -5588,7 +5595,7 @@ export interface operations {
                 event?: components["parameters"]["TermEvent"];
                 /** @description Only the term with this slug. */
                 slug?: components["parameters"]["TermSlug"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -5640,7 +5647,7 @@ export interface operations {
     createCategory: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -5696,7 +5703,7 @@ export interface operations {
                  *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
                  */
                 context?: components["parameters"]["EditContext"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -5746,7 +5753,7 @@ export interface operations {
     putCategory: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -5805,7 +5812,7 @@ export interface operations {
     updateCategory: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -5864,7 +5871,7 @@ export interface operations {
     deleteCategory: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -5917,7 +5924,7 @@ export interface operations {
     patchCategory: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -6015,7 +6022,7 @@ export interface operations {
                 event?: components["parameters"]["TermEvent"];
                 /** @description Only the term with this slug. */
                 slug?: components["parameters"]["TermSlug"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -6067,7 +6074,7 @@ export interface operations {
     createTag: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -6123,7 +6130,7 @@ export interface operations {
                  *     `rest_forbidden_context`, as WordPress answers. `view` (the default) and any other value change nothing.
                  */
                 context?: components["parameters"]["EditContext"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -6173,7 +6180,7 @@ export interface operations {
     putTag: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -6232,7 +6239,7 @@ export interface operations {
     updateTag: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -6291,7 +6298,7 @@ export interface operations {
     deleteTag: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -6344,7 +6351,7 @@ export interface operations {
     patchTag: {
         parameters: {
             query?: {
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -6467,7 +6474,7 @@ export interface operations {
                 post_parent?: components["parameters"]["PostParent"];
                 /** @description `true`: only events marked as ticketed; `false`: only events that are not. A password-protected event is selected only for a caller who may open it (see `password`). */
                 ticketed?: components["parameters"]["Ticketed"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];
@@ -6518,7 +6525,7 @@ export interface operations {
             query?: {
                 /** @description The record's password; unlocks a password-protected record. */
                 password?: components["parameters"]["Password"];
-                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. */
+                /** @description Language of the request. Wins over the `/de` or `/fr` base address; `en` when neither is given. A write may also send it in its body, where it wins over the query string's. */
                 xlate_language?: components["parameters"]["XlateLanguage"];
                 /** @description Alias of `xlate_language`, the name clients of the plugin send. `xlate_language` wins when both are sent. */
                 wpml_language?: components["parameters"]["WpmlLanguage"];

@@ -308,6 +308,28 @@ describe('creating and updating', () => {
     }
   });
 
+  it('reads the language from a write\'s body too, JSON or form, the body winning over the query string', async () => {
+    for (const [route, json] of [
+      ['events', { title: 'Body language', start_date: '2031-09-02 10:00', end_date: '2031-09-02 11:00', venue: { venue: 'Salle du corps' } }],
+      ['venues', { venue: 'Body language venue' }],
+      ['organizers', { organizer: 'Body language organizer' }],
+      ['categories', { name: 'Body language category' }],
+      ['tags', { name: 'Body language tag' }],
+    ] as const) {
+      const r = await w.raw('POST', `${NS}/${route}?xlate_language=de`, { as: w.admin, json: { ...json, xlate_language: 'fr' } });
+      expect([r.status, r.body.lang], route).toEqual([201, 'fr']);
+      if (route === 'events') expect([r.body.rest_url, r.body.venue.lang]).toEqual([`${w.baseUrl}/fr${NS}/events/${r.body.id}`, 'fr']);
+      if (route === 'categories' || route === 'tags') expect(r.headers.get('Location'), route).toBe(`${w.baseUrl}/fr${NS}/${route}/${r.body.id}`);
+      // on an update, the links the answer carries are the body's language's
+      const updated = await w.raw('PATCH', `${NS}/${route}/${r.body.id}`, { as: w.admin, json: { description: 'Mis à jour', wpml_language: 'fr' } });
+      expect(updated.body.url ?? updated.body.urls.self, route).toContain(`${w.baseUrl}/fr/`);
+    }
+    const form = await w.raw('POST', `/de${NS}/tags`, { as: w.admin, form: 'name=Formulaire&xlate_language=fr' });
+    expect([form.status, form.body.lang]).toEqual([201, 'fr']);
+    const wrong = await w.raw('POST', `${NS}/tags`, { as: w.admin, json: { name: 'Falsch', xlate_language: 'es' } });
+    expect([wrong.status, wrong.body.code, Object.keys(wrong.body.data.params)]).toEqual([400, 'rest_invalid_param', ['xlate_language']]);
+  });
+
   it('creates inline venues, organizers and terms of an event in the current language', async () => {
     const e = await create(w, `/fr${NS}/events`, {
       title: 'Bal populaire', start_date: '2031-09-03 20:00', end_date: '2031-09-03 23:00',

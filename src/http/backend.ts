@@ -59,6 +59,8 @@ export interface Backend {
   matchPath(path: string): string | null;
 }
 
+type LanguageParams = { xlate_language?: Lang; wpml_language?: Lang };
+
 export async function createBackend(handlers: Handlers, options: { validateResponses: boolean; exists: RecordResolver }): Promise<Backend> {
   const api = new OpenAPIBackend({
     definition: structuredClone(loadSpec()) as unknown as Document,
@@ -91,8 +93,10 @@ export async function createBackend(handlers: Handlers, options: { validateRespo
     preOperationHandler: async (c: Context, state: RequestState) => {
       c.request.params = c.validation.coerced.params ?? c.request.params;
       c.request.query = c.validation.coerced.query ?? c.request.query;
-      const query = c.request.query as { xlate_language?: Lang; wpml_language?: Lang };
-      const chosen = query.xlate_language ?? query.wpml_language;
+      // WordPress reads a parameter from the body before the query string (WP_REST_Request::get_parameter_order)
+      const query = c.request.query as LanguageParams;
+      const body = (c.request.body !== null && typeof c.request.body === 'object' ? c.request.body : {}) as LanguageParams;
+      const chosen = body.xlate_language ?? body.wpml_language ?? query.xlate_language ?? query.wpml_language;
       if (chosen) {
         state.lang = chosen;
         state.linkPrefix = prefixOf(chosen);

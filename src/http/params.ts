@@ -112,6 +112,7 @@ function foldAllOf(schema: SchemaNode): SchemaNode {
     for (const [name, property] of Object.entries(part.properties ?? {})) merged.properties![name] = { ...merged.properties![name], ...property };
     merged.required!.push(...(part.required ?? []));
     if (part.type && !merged.type) merged.type = part.type;
+    if (part.enum && !merged.enum) merged.enum = part.enum;
     // a member that is a union (`allOf: [$ref: Truthy]`) keeps its branches, so values are read towards them
     for (const union of ['anyOf', 'oneOf'] as const) if (part[union] && !merged[union]) merged[union] = part[union];
   }
