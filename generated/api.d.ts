@@ -2726,8 +2726,9 @@ export interface components {
         /**
          * @description The methods of the record's route this caller may use on this record, in the plugin's order, as WordPress asks
          *     each method's permission check about it: `GET` for who may only read it, `GET, DELETE, POST, PUT, PATCH` for
-         *     who may edit and trash it (an author on its own events, an editor on any). Other answers carry the methods
-         *     the caller's role allows on the route.
+         *     who may edit and trash it (an author on its own events, an editor on any); on an update's or trash's answer,
+         *     what the caller may now do with the record as the write left it. Other answers carry the methods the caller's
+         *     role allows on the route.
          */
         RecordAllow: string;
         /**
@@ -3338,6 +3339,7 @@ export interface operations {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3408,6 +3410,7 @@ export interface operations {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3473,6 +3476,7 @@ export interface operations {
             /** @description The trashed event. */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3551,6 +3555,7 @@ export interface operations {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3697,6 +3702,7 @@ export interface operations {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3756,6 +3762,7 @@ export interface operations {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3810,6 +3817,7 @@ export interface operations {
             /** @description The trashed event. */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3877,6 +3885,7 @@ export interface operations {
             /** @description The updated event (list representation, no `json_ld`). */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4204,6 +4213,7 @@ export interface operations {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4263,6 +4273,7 @@ export interface operations {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4317,6 +4328,7 @@ export interface operations {
             /** @description The trashed venue. */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4384,6 +4396,7 @@ export interface operations {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4521,6 +4534,7 @@ export interface operations {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4580,6 +4594,7 @@ export interface operations {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4634,6 +4649,7 @@ export interface operations {
             /** @description The trashed venue. */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4701,6 +4717,7 @@ export interface operations {
             /** @description The updated venue (list representation, no `json_ld`). */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5028,6 +5045,7 @@ export interface operations {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5087,6 +5105,7 @@ export interface operations {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5141,6 +5160,7 @@ export interface operations {
             /** @description The trashed organizer. */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5208,6 +5228,7 @@ export interface operations {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5345,6 +5366,7 @@ export interface operations {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5404,6 +5426,7 @@ export interface operations {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5458,6 +5481,7 @@ export interface operations {
             /** @description The trashed organizer. */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5525,6 +5549,7 @@ export interface operations {
             /** @description The updated organizer (list representation, no `json_ld`). */
             200: {
                 headers: {
+                    Allow: components["headers"]["RecordAllow"];
                     [name: string]: unknown;
                 };
                 content: {

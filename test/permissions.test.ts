@@ -253,6 +253,12 @@ async function checkGroup(group: string, cells: Cell[]): Promise<void> {
   expect(await runCells(cells)).toEqual(known(group));
 }
 
+/** `Allow` of a record's answer: what this caller may do with this record (WordPress asks each method's permission check). */
+function allowOn(caller: Caller, owner: Owner, target: Target): string {
+  const may = (verb: 'edit' | 'delete') => caller !== 'anonymous' && caller !== 'wrong-password' && has(caller, verb) && mayChange(verb, caller, owner, target);
+  return ['GET', ...(may('delete') ? ['DELETE'] : []), ...(may('edit') ? ['POST', 'PUT', 'PATCH'] : [])].join(', ');
+}
+
 // ---- the matrix --------------------------------------------------------------------------------------------------
 
 describe.each(TYPES)('%s permissions', (type) => {
@@ -279,9 +285,7 @@ describe.each(TYPES)('%s permissions', (type) => {
             if (r.body.id !== fx.id) return `200 but record ${r.body.id}`;
             if (type === 'venue' && r.body.address === '') return '200 blanked';
             if (type === 'organizer' && r.body.email === '') return '200 blanked';
-            // Allow names what this caller may do with this record (WordPress asks each method's permission check)
-            const may = (verb: 'edit' | 'delete') => caller !== 'anonymous' && caller !== 'wrong-password' && has(caller, verb) && mayChange(verb, caller, owner, target);
-            const allow = ['GET', ...(may('delete') ? ['DELETE'] : []), ...(may('edit') ? ['POST', 'PUT', 'PATCH'] : [])].join(', ');
+            const allow = allowOn(caller, owner, target);
             if (r.headers.get('Allow') !== allow) return `200 but Allow ${r.headers.get('Allow')} (not ${allow})`;
             return '200';
           },
@@ -307,6 +311,8 @@ describe.each(TYPES)('%s permissions', (type) => {
             const before = await snapshot(type, fx.id);
             const r = await s.raw(method, postPath(fx, via), { as: credentials(caller), json: verb === 'edit' ? { [NAME_KEY[type]]: title } : undefined });
             const after = await snapshot(type, fx.id);
+            // an update's answer says what the caller may now do with the record, as a GET of it would
+            if (r.status === 200 && verb === 'edit' && r.headers.get('Allow') !== allowOn(caller, owner, target)) return `200 but Allow ${r.headers.get('Allow')} (not ${allowOn(caller, owner, target)})`;
             if (r.status === 200 && verb === 'edit') return after?.title === title ? '200 updated' : `200 but title ${after?.title}`;
             if (r.status === 200) return after?.status === 'trash' && r.body.status === 'trash' ? '200 trashed' : `200 but status ${after?.status}`;
             const changed = JSON.stringify(before) === JSON.stringify(after) ? '' : ` DB CHANGED ${JSON.stringify(before)} → ${JSON.stringify(after)}`;

@@ -18,12 +18,12 @@ export function eventHandlers(posts: PostUnits): Pick<Handlers, EventOps> {
       return { status: 200 as const, body: body as never, headers };
     });
   const update = async (c: Target, state: RequestState) =>
-    ({ status: 200 as const, body: await posts.writeEventAndShow(state, (c.request.requestBody ?? {}) as EventFields, async (s) => s.updateEvent(await idOf(s, c), (c.request.requestBody ?? {}) as EventFields, passwordOf(c))) });
+    ({ status: 200 as const, ...(await posts.writeEventAndShow(state, (c.request.requestBody ?? {}) as EventFields, async (s) => s.updateEvent(await idOf(s, c), (c.request.requestBody ?? {}) as EventFields, passwordOf(c)))) });
   const trash = async (c: Target, state: RequestState) =>
-    ({ status: 200 as const, body: await posts.writeAndShow(state, async (s) => s.trash(await s.eventById(await idOf(s, c)), passwordOf(c))) });
+    ({ status: 200 as const, ...(await posts.writeAndShow(state, async (s) => s.trash(await s.eventById(await idOf(s, c)), passwordOf(c)))) });
 
   return {
-    createEvent: async (c, state) => ({ status: 201 as const, body: await posts.writeEventAndShow(state, c.request.requestBody as EventFields, (s) => s.createEvent(c.request.requestBody as EventFields), true) }),
+    createEvent: async (c, state) => ({ status: 201 as const, body: (await posts.writeEventAndShow(state, c.request.requestBody as EventFields, (s) => s.createEvent(c.request.requestBody as EventFields), true)).body }),
     getEvent: get,
     getEventBySlug: get,
     deleteEvent: trash,

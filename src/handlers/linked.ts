@@ -25,9 +25,9 @@ function linkedHandlers(type: Linked, posts: PostUnits) {
         const { body, headers } = await s.shown(type, c.request.params, c.request.query.password, isEditContext(c.request.query));
         return { status: 200 as const, body: body as never, headers };
       }),
-    remove: async (c: Ctx, state: RequestState) => ({ status: 200 as const, body: await posts.writeAndShow(state, async (s) => s.trash(await find(s, c), passwordOf(c))) }),
-    update: async (c: Ctx, state: RequestState) => ({ status: 200 as const, body: await posts.writeAndShow(state, async (s) => s.updateLinked(await find(s, c), body(c), passwordOf(c)), body(c)) }),
-    create: async (c: { request: { requestBody?: unknown } }, state: RequestState) => ({ status: 201 as const, body: await posts.writeAndShow(state, (s) => s.createLinked(type, body(c)), body(c)) }),
+    remove: async (c: Ctx, state: RequestState) => ({ status: 200 as const, ...(await posts.writeAndShow(state, async (s) => s.trash(await find(s, c), passwordOf(c)))) }),
+    update: async (c: Ctx, state: RequestState) => ({ status: 200 as const, ...(await posts.writeAndShow(state, async (s) => s.updateLinked(await find(s, c), body(c), passwordOf(c)), body(c))) }),
+    create: async (c: { request: { requestBody?: unknown } }, state: RequestState) => ({ status: 201 as const, body: (await posts.writeAndShow(state, (s) => s.createLinked(type, body(c)), body(c))).body }),
   };
 }
 

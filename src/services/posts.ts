@@ -153,7 +153,7 @@ export class PostUnits {
    * nothing but its insert under the lock (`onlyInserts`; see WriteOptions.insertOnly). Its large HTML is cleaned
    * first, off the event loop (cleanAhead).
    */
-  async writeEventAndShow(state: RequestState, body: EventFields, work: (s: PostService) => Promise<PostRecord>, creates = false): Promise<never> {
+  async writeEventAndShow(state: RequestState, body: EventFields, work: (s: PostService) => Promise<PostRecord>, creates = false): Promise<WrittenAnswer> {
     await cleanAhead(body, hasCapabilities(state.user?.role ?? null, ['unfiltered_html']));
     const named = referencesIn(body);
     const options = (known?: KnownReferences): WriteOptions => ({ insertOnly: creates && onlyInserts(body, named, known) });
@@ -185,12 +185,15 @@ export class PostUnits {
    * from 477–492 to 544–576 writes/s (the same on SQLite). `body`: what the write was sent, whose large HTML is
    * cleaned before it, off the event loop (cleanAhead).
    */
-  async writeAndShow(state: RequestState, work: (s: PostService) => Promise<PostRecord>, body?: unknown): Promise<never> {
+  async writeAndShow(state: RequestState, work: (s: PostService) => Promise<PostRecord>, body?: unknown): Promise<WrittenAnswer> {
     await cleanAhead(body, hasCapabilities(state.user?.role ?? null, ['unfiltered_html']));
     const record = await this.write(state, work);
     return this.read(state, (s) => s.written(record));
   }
 }
+
+/** A written record as its write answers it, with what this caller may do with it now. */
+export interface WrittenAnswer { body: never; headers: { Allow: string } }
 
 /**
  * Reads and writes of events, venues and organizers for one request, inside one unit of work (a read, or a write;
@@ -332,9 +335,12 @@ export class PostService {
       .filter((method) => method === 'GET' || mayChange(method === 'DELETE' ? 'delete' : 'edit', caller, record));
   }
 
-  /** The answer of a write: the record as the write left it, never blanked for a caller who may edit it. */
-  async written(record: PostRecord): Promise<never> {
-    return (await this.view([record], { single: false, edit: true }))[0] as never;
+  /**
+   * The answer of a write: the record as the write left it, never blanked for a caller who may edit it, and the
+   * `Allow` of the record's route for it (a create's answer is the collection's, which the handler leaves as it is).
+   */
+  async written(record: PostRecord): Promise<WrittenAnswer> {
+    return { body: (await this.view([record], { single: false, edit: true }))[0] as never, headers: { Allow: this.allowedOn(record).join(', ') } };
   }
 
   /**
