@@ -200,6 +200,15 @@ const translationOf = (resource: Resource): NotAsSent => ({
   },
 });
 
+/**
+ * The request's language (BodyLanguage): a record created at the top level of the body is in it; a record never
+ * changes its language on update, and an inline record is written in the request's language, not its own field's.
+ */
+const bodyLanguage: NotAsSent = {
+  send: () => 'de',
+  expect: ({ record, sent, phase }) => expect(record.lang).toBe(phase === 'create' ? sent : 'en'),
+};
+
 /** Write-only: a protected venue or organizer is shown blanked (`key`, one of its BASE fields, "") without its password. */
 const blankedWithoutPassword = (resource: 'venue' | 'organizer', key: string): NotAsSent => ({
   send: () => 'open sesame',
@@ -252,6 +261,8 @@ const NOT_AS_SENT: Record<Resource, Record<string, NotAsSent>> = {
       },
     },
     translation_of: translationOf('event'),
+    xlate_language: bodyLanguage,
+    wpml_language: bodyLanguage,
   },
   venue: {
     author: authorId,
@@ -266,6 +277,8 @@ const NOT_AS_SENT: Record<Resource, Record<string, NotAsSent>> = {
     geo_lng: { with: { geo_lat: 52.5 }, expect: ({ record, sent }) => expect([record.geo_lat, record.geo_lng]).toEqual([52.5, sent]) },
     password: blankedWithoutPassword('venue', 'city'),
     translation_of: translationOf('venue'),
+    xlate_language: bodyLanguage,
+    wpml_language: bodyLanguage,
   },
   organizer: {
     author: authorId,
@@ -274,6 +287,8 @@ const NOT_AS_SENT: Record<Resource, Record<string, NotAsSent>> = {
     image: featuredImage,
     password: blankedWithoutPassword('organizer', 'phone'),
     translation_of: translationOf('organizer'),
+    xlate_language: bodyLanguage,
+    wpml_language: bodyLanguage,
   },
   category: {
     name: escapedTermName,
@@ -281,11 +296,15 @@ const NOT_AS_SENT: Record<Resource, Record<string, NotAsSent>> = {
     // an existing category
     parent: { send: (f) => f.category, expect: ({ record, sent }) => expect(record.parent).toBe(sent) },
     translation_of: translationOf('category'),
+    xlate_language: bodyLanguage,
+    wpml_language: bodyLanguage,
   },
   tag: {
     name: escapedTermName,
     slug: sanitisedSlug,
     translation_of: translationOf('tag'),
+    xlate_language: bodyLanguage,
+    wpml_language: bodyLanguage,
   },
 };
 

@@ -15,6 +15,12 @@ export function effectiveStatus(post: Pick<PostBase, 'status' | 'dateUtc'>, nowU
 }
 
 /**
+ * Whether a record of this status may stay undated (WordPress's "date floating" statuses, less `auto-draft`, which
+ * Almanac has no records of): `date_utc` shows `0000-00-00 00:00:00` until it is published.
+ */
+export const mayFloat = (status: PostStatus): boolean => status === 'draft' || status === 'pending';
+
+/**
  * The capabilities behind `mayChange` for one post type: null when the caller may change no record of the type; else
  * whether it may change published (or scheduled) ones, others' ones, and others' private ones.
  */

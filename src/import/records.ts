@@ -6,6 +6,7 @@ import { costValues, formatCost, type CostCurrency } from '../domain/cost.js';
 import { toWire, UNDATED, WIRE_FORMAT } from '../domain/dates.js';
 import { fromUtcWire } from '../domain/eventTimes.js';
 import { autop, renderTitle } from '../domain/html.js';
+import { mayFloat } from '../domain/postRules.js';
 import { escapeTermName, unescapeHtml, webUrl } from '../domain/text.js';
 import type { Lang } from '../domain/context.js';
 import { plainFields, type PlainDetails } from '../db/fields.js';
@@ -227,7 +228,7 @@ function base(type: PostType, w: Wire, passLang: Lang, zone: Zone, notes: string
       dateLocal: date.local,
       dateUtc: date.utc,
       // a draft or pending record the site shows undated (`0000-00-00 00:00:00`) stays undated
-      dateFloating: (status === 'draft' || status === 'pending') && wireDate(w, 'date_utc') === UNDATED,
+      dateFloating: mayFloat(status) && wireDate(w, 'date_utc') === UNDATED,
       modifiedLocal: modified.local,
       modifiedUtc: modified.utc,
       lang: langOf(w, passLang),

@@ -10,7 +10,7 @@ import { parseZone, toWire } from '../domain/dates.js';
 import { eventTimes, fromUtcWire, publicationDate, TimeInputError } from '../domain/eventTimes.js';
 import { cleanAhead } from '../domain/cleanAhead.js';
 import { cleanHtml } from '../domain/html.js';
-import { CAPABILITY_TYPE, mayChange, mayRead, resolveStatus, unlocks } from '../domain/postRules.js';
+import { CAPABILITY_TYPE, mayChange, mayFloat, mayRead, resolveStatus, unlocks } from '../domain/postRules.js';
 import { PostView, type ViewOptions } from '../domain/postView.js';
 import { defaultOf, plainFields, type PlainDetails } from '../db/fields.js';
 import { TAXONOMY } from '../domain/termView.js';
@@ -518,7 +518,7 @@ export class PostService {
     const wasTrashed = current?.status === 'trash';
     const status = wasTrashed && body.status === undefined ? 'trash' : resolveStatus(body.status, current?.status ?? null, caller, type, date.utc, this.nowUtc);
     // a draft or pending record never given a date keeps none until it is published (WordPress's floating statuses)
-    const dateFloating = floated && !dated && (status === 'draft' || status === 'pending');
+    const dateFloating = floated && !dated && mayFloat(status);
 
     const lang = current?.lang ?? this.state.lang;
     let slug: string;
