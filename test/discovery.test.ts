@@ -102,6 +102,8 @@ describe('the arguments of the namespace index', () => {
     // Almanac's own arguments keep the keywords of their schema
     expect(events[0]!.args).toMatchObject({ modified_after: { type: 'string', format: 'wp-date-input', required: false }, xlate_language: { type: 'string', enum: ['en', 'fr', 'de'] } });
     expect((events[1]!.args as Record<string, unknown>).translation_of).toMatchObject({ type: 'integer', required: false });
+    // a write's body takes the languages too (BodyLanguage), its enum kept through the allOf that describes it
+    expect((events[1]!.args as Record<string, unknown>).xlate_language).toMatchObject({ type: 'string', enum: ['en', 'fr', 'de'], required: false });
   });
 
   it('computes the date defaults per request as the plugin does: yesterday 23:59 UTC in site time, and 24 months ahead', async () => {

@@ -333,8 +333,11 @@ describe('partial updates, statuses, passwords and the trash', () => {
     expect((await s.raw('GET', `${NS}/events/${draft.id}`, { as: s.admin })).body.date_utc).toBe(UNDATED);
     const listed = (await s.raw('GET', `${NS}/events?status=draft&per_page=50`, { as: s.admin })).body.events.find((e: { id: number }) => e.id === draft.id);
     expect(listed.date_utc).toBe(UNDATED);
-    // saved again without a date it stays undated; a draft given a date keeps it
-    expect((await s.raw('PATCH', `${NS}/events/${draft.id}`, { as: s.admin, json: { title: 'Still undated' } })).body.date_utc).toBe(UNDATED);
+    // saved again without a date it stays undated, its `date` the time of that save; a draft given a date keeps it
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const saved = (await s.raw('PATCH', `${NS}/events/${draft.id}`, { as: s.admin, json: { title: 'Still undated' } })).body;
+    expect([saved.date_utc, saved.date]).toEqual([UNDATED, saved.modified]);
+    expect(saved.date > draft.date).toBe(true);
     const dated = (await event({ title: 'Dated draft', status: 'draft', date_utc: '2027-01-01 10:00:00' })).body;
     expect([dated.date_utc, dated.date]).toEqual(['2027-01-01 10:00:00', (await s.raw('GET', `${NS}/events/${dated.id}`, { as: s.admin })).body.date]);
     expect((await s.raw('PATCH', `${NS}/events/${dated.id}`, { as: s.admin, json: { title: 'Dated still' } })).body.date_utc).toBe('2027-01-01 10:00:00');

@@ -93,11 +93,10 @@ export async function createBackend(handlers: Handlers, options: { validateRespo
     preOperationHandler: async (c: Context, state: RequestState) => {
       c.request.params = c.validation.coerced.params ?? c.request.params;
       c.request.query = c.validation.coerced.query ?? c.request.query;
-      // WordPress reads a parameter from the body before the query string (WP_REST_Request::get_parameter_order); a
-      // body is read where the operation declares one, which its validation has just checked (BodyLanguage)
+      // WordPress reads a parameter from the body before the query string (WP_REST_Request::get_parameter_order); the
+      // body is an object only where the operation declares one (dispatch.ts), validated just now (BodyLanguage)
       const query = c.request.query as LanguageParams;
-      const sent = c.operation.requestBody && c.request.body !== null && typeof c.request.body === 'object';
-      const body = (sent ? c.request.body : {}) as LanguageParams;
+      const body = (c.request.body ?? {}) as LanguageParams;
       const chosen = body.xlate_language ?? body.wpml_language ?? query.xlate_language ?? query.wpml_language;
       if (chosen) {
         state.lang = chosen;
