@@ -290,7 +290,10 @@ describe('partial updates, statuses, passwords and the trash', () => {
   it('formats costs as the plugin does', async () => {
     const cases: [unknown, string, string[]][] = [['Free', 'Free', ['free']], ['5-25', '$5 – $25', ['5', '25']], [['0$', '20$', '30$'], 'Free – 30$', ['0', '20', '30']], ['€12', '€12', ['12']],
       // JSON numbers, which the plugin (no declared type) stores as the text PHP makes of them
-      [20, '$20', ['20']], [20.5, '$20.5', ['20.5']], [[5, '25'], '$5 – $25', ['5', '25']]];
+      [20, '$20', ['20']], [20.5, '$20.5', ['20.5']], [[5, '25'], '$5 – $25', ['5', '25']],
+      // to PHP's 14 significant digits, and beyond 10^14 or below 10^-4 in its exponent form (`1.0E+21`, `1.0E-5`),
+      // whose two numbers the plugin then shows as a range
+      [0.30000000000000004, '$0.3', ['0.3']], [1e21, '$1 – $21', ['1', '21']], [0.00001, '$1 – $5', ['1', '5']], [0.0001, '$0.0001', ['0.0001']]];
     for (const [cost, shown, values] of cases) {
       const e = (await event({ title: 'Cost', cost })).body;
       expect([e.cost, e.cost_details.values], JSON.stringify(cost)).toEqual([shown, values]);

@@ -17,6 +17,35 @@ function numbersIn(cost: string): string[] {
   });
 }
 
+/** Significant digits PHP writes when it makes a float into text (its `precision` setting's default). */
+const PHP_PRECISION = 14;
+
+/**
+ * A JSON number as the text PHP makes of it, as the plugin stores a cost sent as one. A whole number is an integer to
+ * PHP's JSON decoder and is written in full (`20`); any other is a float, written to 14 significant digits in `%G`
+ * style (`20.5`, `0.1`, `1.0E+21`, `1.0E-5`). A whole number sent as a float (`20.0`) is written alike by PHP below
+ * 10^14, and beyond that JSON.parse leaves no way to tell the two apart.
+ */
+export function phpNumberText(n: number): string {
+  if (Number.isInteger(n) && Math.abs(n) < 2 ** 63) return BigInt(n).toString();
+  const [mantissa, exponent] = n.toExponential(PHP_PRECISION - 1).split('e') as [string, string];
+  const negative = mantissa.startsWith('-');
+  const digits = mantissa.replace(/^-/, '').replace('.', '').replace(/0+$/, '') || '0';
+  const point = Number(exponent) + 1; // the point's place after the first digit's, as PHP's zend_gcvt counts it
+  let text: string;
+  if (point < -3 || point > PHP_PRECISION) {
+    const power = point - 1;
+    text = `${digits[0]}.${digits.slice(1) || '0'}E${power < 0 ? '-' : '+'}${Math.abs(power)}`;
+  } else if (point <= 0) {
+    text = `0.${'0'.repeat(-point)}${digits}`;
+  } else {
+    const whole = digits.slice(0, point).padEnd(point, '0');
+    const fraction = digits.slice(point);
+    text = fraction ? `${whole}.${fraction}` : whole;
+  }
+  return negative ? `-${text}` : text;
+}
+
 const SYMBOL_CHAR = /[^\d\s.,]/;
 const AMOUNT_CHAR = /[\d.,\s–-]/;
 

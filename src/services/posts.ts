@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import type { Engine, Repositories, ViewLinks, WriteOptions } from '../db/engine.js';
 import type { EventRecord, NewRecord, OrganizerRecord, PostBase, PostRecord, PostStatus, PostType, RecordOf, Taxonomy, VenueRecord } from '../db/records.js';
 import { hasCapabilities } from '../domain/capabilities.js';
-import { currencyOf } from '../domain/cost.js';
+import { currencyOf, phpNumberText } from '../domain/cost.js';
 import { parseZone, toWire } from '../domain/dates.js';
 import { eventTimes, fromUtcWire, publicationDate, TimeInputError } from '../domain/eventTimes.js';
 import { cleanAhead } from '../domain/cleanAhead.js';
@@ -637,7 +637,7 @@ export class PostService {
       if (body.post_parent !== 0 && ((await this.typeOf(body.post_parent)) !== 'event' || body.post_parent === current?.id)) throw invalidParam('post_parent');
       parentId = body.post_parent;
     }
-    const costs = body.cost === undefined ? (current?.costs ?? []) : (Array.isArray(body.cost) ? body.cost : [body.cost]).map((c) => String(c).trim()).filter(Boolean);
+    const costs = body.cost === undefined ? (current?.costs ?? []) : (Array.isArray(body.cost) ? body.cost : [body.cost]).map((c) => (typeof c === 'number' ? phpNumberText(c) : c).trim()).filter(Boolean);
     const currency = body.cost === undefined && current ? { symbol: current.currencySymbol, position: current.currencyPosition } : currencyOf(costs);
     // Object.assign onto the fresh base, not spreads into a literal (far slower in V8); same order of evaluation
     return Object.assign(base, { type: 'event' as const, parentId }, times, plainWritten('event', body, current), {
