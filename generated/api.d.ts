@@ -2449,8 +2449,8 @@ export interface components {
         };
         /**
          * @description `rest_unsupported_media_type`: the body is not JSON (`application/json`) or a form
-         *     (`application/x-www-form-urlencoded`), the two types this server reads, or has no `Content-Type` at all; `data.accepted`
-         *     names them. `rest_unsupported_encoding`: the body's charset is not UTF-8. Nothing was changed. (The plugin ignores a
+         *     (`application/x-www-form-urlencoded` or `multipart/form-data`), the types this server reads, or has no
+         *     `Content-Type` at all; `data.accepted` names them. `rest_unsupported_encoding`: the body's charset is not UTF-8. Nothing was changed. (The plugin ignores a
          *     body it cannot read and answers as if none had been sent.)
          */
         UnsupportedMediaType: {
@@ -2461,12 +2461,13 @@ export interface components {
                 /**
                  * @example {
                  *       "code": "rest_unsupported_media_type",
-                 *       "message": "The request body is text/plain, which this server does not read: send application/json or application/x-www-form-urlencoded.",
+                 *       "message": "The request body is text/plain, which this server does not read: send application/json, application/x-www-form-urlencoded or multipart/form-data.",
                  *       "data": {
                  *         "status": 415,
                  *         "accepted": [
                  *           "application/json",
-                 *           "application/x-www-form-urlencoded"
+                 *           "application/x-www-form-urlencoded",
+                 *           "multipart/form-data"
                  *         ]
                  *       }
                  *     }
@@ -3174,6 +3175,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["EventCreate"];
                 "application/x-www-form-urlencoded": components["schemas"]["EventCreate"];
+                "multipart/form-data": components["schemas"]["EventCreate"];
             };
         };
         responses: {
@@ -3333,6 +3335,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["EventUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+                "multipart/form-data": components["schemas"]["EventUpdate"];
             };
         };
         responses: {
@@ -3404,6 +3407,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["EventUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+                "multipart/form-data": components["schemas"]["EventUpdate"];
             };
         };
         responses: {
@@ -3549,6 +3553,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["EventUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+                "multipart/form-data": components["schemas"]["EventUpdate"];
             };
         };
         responses: {
@@ -3696,6 +3701,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["EventUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+                "multipart/form-data": components["schemas"]["EventUpdate"];
             };
         };
         responses: {
@@ -3756,6 +3762,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["EventUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+                "multipart/form-data": components["schemas"]["EventUpdate"];
             };
         };
         responses: {
@@ -3879,6 +3886,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["EventUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+                "multipart/form-data": components["schemas"]["EventUpdate"];
             };
         };
         responses: {
@@ -4059,6 +4067,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["VenueCreate"];
                 "application/x-www-form-urlencoded": components["schemas"]["VenueCreate"];
+                "multipart/form-data": components["schemas"]["VenueCreate"];
             };
         };
         responses: {
@@ -4207,6 +4216,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["VenueUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+                "multipart/form-data": components["schemas"]["VenueUpdate"];
             };
         };
         responses: {
@@ -4267,6 +4277,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["VenueUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+                "multipart/form-data": components["schemas"]["VenueUpdate"];
             };
         };
         responses: {
@@ -4390,6 +4401,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["VenueUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+                "multipart/form-data": components["schemas"]["VenueUpdate"];
             };
         };
         responses: {
@@ -4528,6 +4540,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["VenueUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+                "multipart/form-data": components["schemas"]["VenueUpdate"];
             };
         };
         responses: {
@@ -4588,6 +4601,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["VenueUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+                "multipart/form-data": components["schemas"]["VenueUpdate"];
             };
         };
         responses: {
@@ -4711,6 +4725,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["VenueUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
+                "multipart/form-data": components["schemas"]["VenueUpdate"];
             };
         };
         responses: {
@@ -4891,6 +4906,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["OrganizerCreate"];
                 "application/x-www-form-urlencoded": components["schemas"]["OrganizerCreate"];
+                "multipart/form-data": components["schemas"]["OrganizerCreate"];
             };
         };
         responses: {
@@ -5039,6 +5055,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["OrganizerUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+                "multipart/form-data": components["schemas"]["OrganizerUpdate"];
             };
         };
         responses: {
@@ -5099,6 +5116,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["OrganizerUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+                "multipart/form-data": components["schemas"]["OrganizerUpdate"];
             };
         };
         responses: {
@@ -5222,6 +5240,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["OrganizerUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+                "multipart/form-data": components["schemas"]["OrganizerUpdate"];
             };
         };
         responses: {
@@ -5360,6 +5379,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["OrganizerUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+                "multipart/form-data": components["schemas"]["OrganizerUpdate"];
             };
         };
         responses: {
@@ -5420,6 +5440,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["OrganizerUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+                "multipart/form-data": components["schemas"]["OrganizerUpdate"];
             };
         };
         responses: {
@@ -5543,6 +5564,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["OrganizerUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
+                "multipart/form-data": components["schemas"]["OrganizerUpdate"];
             };
         };
         responses: {
@@ -5685,6 +5707,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["CategoryCreate"];
                 "application/x-www-form-urlencoded": components["schemas"]["CategoryCreate"];
+                "multipart/form-data": components["schemas"]["CategoryCreate"];
             };
         };
         responses: {
@@ -5802,6 +5825,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["CategoryUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["CategoryUpdate"];
+                "multipart/form-data": components["schemas"]["CategoryUpdate"];
             };
         };
         responses: {
@@ -5861,6 +5885,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["CategoryUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["CategoryUpdate"];
+                "multipart/form-data": components["schemas"]["CategoryUpdate"];
             };
         };
         responses: {
@@ -5973,6 +5998,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["CategoryUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["CategoryUpdate"];
+                "multipart/form-data": components["schemas"]["CategoryUpdate"];
             };
         };
         responses: {
@@ -6112,6 +6138,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["TagCreate"];
                 "application/x-www-form-urlencoded": components["schemas"]["TagCreate"];
+                "multipart/form-data": components["schemas"]["TagCreate"];
             };
         };
         responses: {
@@ -6229,6 +6256,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["TagUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["TagUpdate"];
+                "multipart/form-data": components["schemas"]["TagUpdate"];
             };
         };
         responses: {
@@ -6288,6 +6316,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["TagUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["TagUpdate"];
+                "multipart/form-data": components["schemas"]["TagUpdate"];
             };
         };
         responses: {
@@ -6400,6 +6429,7 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["TagUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["TagUpdate"];
+                "multipart/form-data": components["schemas"]["TagUpdate"];
             };
         };
         responses: {

@@ -7,9 +7,12 @@ import type { RoutedRequest } from './route.js';
 /** A request body: JSON as parsed, a form body as a text tree (normalised later against the operation). */
 export type RawBody = { kind: 'json'; value: unknown } | { kind: 'form'; value: TextTree } | { kind: 'none' };
 
-/** The media types of the bodies this server reads, as WordPress reads them: JSON (`application/…+json` too) and forms. */
-const READABLE = ['json', '+json', 'urlencoded'];
-const ACCEPTED_MEDIA_TYPES = ['application/json', 'application/x-www-form-urlencoded'];
+/**
+ * The media types of the bodies this server reads, as WordPress reads them: JSON (`application/…+json` too) and forms,
+ * URL-encoded or multipart (PHP reads both into the same parameters).
+ */
+const READABLE = ['json', '+json', 'urlencoded', 'multipart/form-data'];
+const ACCEPTED_MEDIA_TYPES = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
 
 /**
  * Reads JSON and form bodies of POST, PUT, PATCH and DELETE (WordPress reads all four) up to `limitBytes`.
@@ -40,12 +43,15 @@ export function readBody(limitBytes: number): Middleware {
       throw unsupportedMediaType(ctx.request.type);
     }
     let raw: RawBody = { kind: 'none' };
+    if (takesBody && BODY_METHODS.has(ctx.method) && ctx.request.is('multipart/form-data')) {
+      raw = { kind: 'form', value: parseTextTree(await multipartAsForm(ctx.req, ctx.get('Content-Type'), limitBytes)) };
+      ctx.state.rawBody = raw;
+      return next();
+    }
     await parse(ctx, async () => {
       const text = ctx.request.rawBody;
       // bytes that are not UTF-8 reach us as U+FFFD: refuse them rather than store mangled text
-      if (text !== undefined && text.includes('\uFFFD')) {
-        throw new ApiError(400, 'rest_invalid_body', 'The request body is not valid UTF-8.');
-      }
+      if (text !== undefined && text.includes('\uFFFD')) throw notUtf8();
       if (text !== undefined && ctx.request.is('application/x-www-form-urlencoded')) {
         const undecodable = undecodablePair(text);
         if (undecodable !== null) throw invalidParams({ [undecodable]: 'Not valid percent-encoded UTF-8.' });
@@ -69,7 +75,40 @@ function hasContent(length: number | undefined, transferEncoding: string): boole
 
 function unsupportedMediaType(type: string): ApiError {
   const sent = type ? `is ${type}, which this server does not read` : 'has no Content-Type';
-  return new ApiError(415, 'rest_unsupported_media_type', `The request body ${sent}: send ${ACCEPTED_MEDIA_TYPES.join(' or ')}.`, { accepted: ACCEPTED_MEDIA_TYPES });
+  const choices = `${ACCEPTED_MEDIA_TYPES.slice(0, -1).join(', ')} or ${ACCEPTED_MEDIA_TYPES.at(-1)}`;
+  return new ApiError(415, 'rest_unsupported_media_type', `The request body ${sent}: send ${choices}.`, { accepted: ACCEPTED_MEDIA_TYPES });
+}
+
+/** Bytes that are not UTF-8 reach the parsers as U+FFFD: refused rather than stored mangled. */
+const notUtf8 = (): ApiError => new ApiError(400, 'rest_invalid_body', 'The request body is not valid UTF-8.');
+
+/**
+ * A `multipart/form-data` body (read up to `limitBytes`) as the URL-encoded form of its text fields, in their order,
+ * so that it is read exactly as a URL-encoded form is (`venue[venue]=Hall`, `categories[]=3`). Its files are left
+ * out: PHP puts them apart from the parameters, and no operation of this API reads one.
+ */
+async function multipartAsForm(body: AsyncIterable<Buffer>, contentType: string, limitBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limitBytes) throw tooLarge();
+    chunks.push(chunk);
+  }
+  let form: FormData;
+  try {
+    // the multipart parser of Node's own fetch (undici)
+    form = await new Response(Buffer.concat(chunks), { headers: { 'Content-Type': contentType } }).formData();
+  } catch {
+    throw new ApiError(400, 'rest_invalid_body', 'The multipart/form-data body could not be read: it needs a boundary in its Content-Type and parts that end with it.');
+  }
+  const pairs: string[] = [];
+  for (const [name, value] of form) {
+    if (typeof value !== 'string') continue;
+    if (name.includes('\uFFFD') || value.includes('\uFFFD')) throw notUtf8();
+    pairs.push(`${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
+  }
+  return pairs.join('&');
 }
 
 /** The methods whose bodies are read (WordPress reads all four). */
