@@ -296,7 +296,7 @@ interface Draft {
   query: Record<string, unknown>;
   /** undefined: no body. */
   body: unknown;
-  bodyAs: 'json' | 'form';
+  bodyAs: 'json' | 'form' | 'multipart';
   auth: AuthKind;
   prefix: '' | '/de' | '/fr';
   arrayStyle: ArrayStyle;
@@ -360,11 +360,16 @@ export function draftArb(op: FuzzOperation, pools: Pools): fc.Arbitrary<Draft> {
       : fc.oneof({ arbitrary: validValue(op.body.schema, g), weight: 9 }, { arbitrary: fc.constant(undefined), weight: 1 })
     : fc.constant(undefined);
   const formAllowed = Boolean(op.body?.mediaTypes.includes('application/x-www-form-urlencoded'));
+  const multipartAllowed = Boolean(op.body?.mediaTypes.includes('multipart/form-data'));
   return fc.record({
     path,
     query,
     body,
-    bodyAs: formAllowed ? fc.oneof({ arbitrary: fc.constant<'json'>('json'), weight: 4 }, { arbitrary: fc.constant<'form'>('form'), weight: 1 }) : fc.constant<'json'>('json'),
+    bodyAs: fc.oneof(
+      { arbitrary: fc.constant<Draft['bodyAs']>('json'), weight: 4 },
+      ...(formAllowed ? [{ arbitrary: fc.constant<Draft['bodyAs']>('form'), weight: 1 }] : []),
+      ...(multipartAllowed ? [{ arbitrary: fc.constant<Draft['bodyAs']>('multipart'), weight: 1 }] : []),
+    ),
     auth: authArb(),
     prefix: fc.oneof({ arbitrary: fc.constant<''>(''), weight: 8 }, { arbitrary: fc.constantFrom<'/de' | '/fr'>('/de', '/fr'), weight: 1 }),
     arrayStyle: fc.constantFrom(...ARRAY_STYLES),
@@ -420,6 +425,15 @@ export function formPairs(key: string, value: unknown, rnd: Rnd, style: ArraySty
 
 function pairsText(pairs: [string, string][], plus: boolean): string {
   return pairs.map(([k, v]) => `${enc(k, plus).replace(/%5B/g, '[').replace(/%5D/g, ']')}=${enc(v, plus)}`).join('&');
+}
+
+/** A boundary no generated value holds (values are drawn from the spec's shapes and short alphabets). */
+const MULTIPART_BOUNDARY = 'almanac-fuzz-7f3a9c1e5b';
+
+/** Form pairs as a `multipart/form-data` body, names escaped as browsers escape them. */
+function multipartText(pairs: [string, string][], boundary: string): string {
+  const name = (n: string) => n.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+  return pairs.map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name(k)}"\r\n\r\n${v}\r\n`).join('') + `--${boundary}--\r\n`;
 }
 
 function pathText(op: FuzzOperation, values: Record<string, unknown>, raw: Set<string>): string {
@@ -482,8 +496,13 @@ function write(d: Draft, rnd: Rnd, mutation: string, w: Partial<Written> = {}): 
     req.body = w.body.text;
     if (w.body.contentType !== null) headers['Content-Type'] = w.body.contentType;
   } else if (d.body !== undefined) {
-    if (d.bodyAs === 'form' && d.body !== null && typeof d.body === 'object' && !Array.isArray(d.body)) {
-      req.form = pairsText(Object.entries(d.body).flatMap(([k, v]) => formPairs(k, v, rnd, d.arrayStyle)), d.plusForSpace);
+    if (d.bodyAs !== 'json' && d.body !== null && typeof d.body === 'object' && !Array.isArray(d.body)) {
+      const pairs = Object.entries(d.body).flatMap(([k, v]) => formPairs(k, v, rnd, d.arrayStyle));
+      if (d.bodyAs === 'form') req.form = pairsText(pairs, d.plusForSpace);
+      else {
+        req.body = multipartText(pairs, MULTIPART_BOUNDARY);
+        headers['Content-Type'] = `multipart/form-data; boundary=${MULTIPART_BOUNDARY}`;
+      }
     } else {
       req.json = d.body;
     }
