@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basic, lockoutSql, NS, TestServer, type Credentials } from './helpers/server.js';
+import { basic, checkResponse, lockoutSql, NS, TestServer, type Credentials } from './helpers/server.js';
 
 describe('authentication lock-out', () => {
   let s: TestServer;
@@ -217,6 +217,34 @@ describe('hostile input: a clear 400, never a 5xx, nothing changed', () => {
       await refused(() => s.raw('POST', `${NS}/events`, { as: s.admin, body: `{"title":"t","start_date":"2031-01-01","end_date":"2031-01-01","${field}":${deep(5000)}}`, headers: { 'Content-Type': 'application/json' } }));
     }
     await refused(() => s.raw('POST', `${NS}/events`, { as: s.admin, body: deep(100000), headers: { 'Content-Type': 'application/json' } }));
+  });
+
+  it('bodies of more values or fields than any request needs, refused before they are walked', async () => {
+    const event = (extra: Record<string, unknown>) => JSON.stringify({ ...good, ...extra });
+    const asJson = (body: string) => s.raw('POST', `${NS}/events`, { as: s.admin, body, headers: { 'Content-Type': 'application/json' } });
+    const members = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, 1]));
+    // what held the event loop for half a second: a megabyte of members, anonymous as much as signed in
+    const wide = JSON.stringify(members(90_000));
+    await refused(() => s.raw('POST', `${NS}/events`, { body: wide, headers: { 'Content-Type': 'application/json' } }), 'rest_invalid_body');
+    await refused(() => asJson(event({ venue: members(10_000) })), 'rest_invalid_body');
+    await refused(() => asJson(event({ organizer: Array.from({ length: 3 }, () => members(4_000)) })), 'rest_invalid_body');
+    // short of the limit, read as ever (unknown members ignored)
+    expect((await asJson(event({ unknown: members(9_000) }))).status).toBe(201);
+
+    const fields = (n: number) => [...Object.entries(good).map(([k, v]) => `${k}=${encodeURIComponent(v)}`), ...Array.from({ length: n - 3 }, (_, i) => `x${i}=1`)];
+    await refused(() => s.raw('POST', `${NS}/events`, { form: Array.from({ length: 170_000 }, (_, i) => `a[]=${i % 10}`).join('&') }), 'rest_invalid_body');
+    await refused(() => s.raw('POST', `${NS}/events`, { as: s.admin, form: fields(1001).join('&') }), 'rest_invalid_body');
+    expect((await s.raw('POST', `${NS}/events`, { as: s.admin, form: fields(1000).join('&') })).status).toBe(201);
+    const multipart = (n: number) => {
+      const form = new FormData();
+      for (const pair of fields(n)) form.append(pair.slice(0, pair.indexOf('=')), decodeURIComponent(pair.slice(pair.indexOf('=') + 1)));
+      return fetch(`${s.baseUrl}${NS}/events`, { method: 'POST', headers: { Authorization: basic(s.admin) }, body: form }).then(async (r) => {
+        await checkResponse('POST', r);
+        return { status: r.status, body: (await r.json()) as { code: string } };
+      });
+    };
+    await refused(() => multipart(1001), 'rest_invalid_body');
+    expect((await multipart(1000)).status).toBe(201);
   });
 
   it('wrong content types: 415, nothing changed', async () => {
