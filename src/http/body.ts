@@ -1,7 +1,7 @@
 import { bodyParser } from '@koa/bodyparser';
 import type { Middleware } from 'koa';
 import { ApiError, invalidParams } from '../errors.js';
-import { parseTextTree, undecodablePair, type TextTree } from './params.js';
+import { parseTextTree, textTreeOf, undecodablePair, type TextTree } from './params.js';
 import type { RoutedRequest } from './route.js';
 
 /** A request body: JSON as parsed, a form body as a text tree (normalised later against the operation). */
@@ -44,30 +44,29 @@ export function readBody(limitBytes: number): Middleware {
     }
     let raw: RawBody = { kind: 'none' };
     if (takesBody && BODY_METHODS.has(ctx.method) && ctx.request.is('multipart/form-data')) {
-      raw = { kind: 'form', value: parseTextTree(await multipartAsForm(ctx.req, ctx.get('Content-Type'), limitBytes)) };
-      ctx.state.rawBody = raw;
-      return next();
+      raw = { kind: 'form', value: textTreeOf(await multipartFields(ctx.req, ctx.get('Content-Type'), limitBytes)) };
+    } else {
+      await parse(ctx, async () => {
+        const text = ctx.request.rawBody;
+        // bytes that are not UTF-8 reach us as U+FFFD: refuse them rather than store mangled text
+        if (text !== undefined && text.includes('\uFFFD')) throw notUtf8();
+        if (text !== undefined && ctx.request.is('application/x-www-form-urlencoded')) {
+          if (occurrencesOver(text, '&', MAX_FORM_FIELDS - 1)) throw tooManyFields();
+          const undecodable = undecodablePair(text);
+          if (undecodable !== null) throw invalidParams({ [undecodable]: 'Not valid percent-encoded UTF-8.' });
+          raw = { kind: 'form', value: parseTextTree(text) };
+        } else if (text !== undefined && text !== '') {
+          const shape = shapeOf(ctx.request.body);
+          if (shape.depth > MAX_DEPTH) {
+            throw new ApiError(400, 'rest_invalid_json', `Invalid JSON body passed: nested deeper than ${MAX_DEPTH} levels.`, { json_error_code: 1, json_error_message: 'Maximum stack depth exceeded' });
+          }
+          if (shape.members > MAX_JSON_MEMBERS) {
+            throw new ApiError(400, 'rest_invalid_body', `The request body's objects have more than ${MAX_JSON_MEMBERS} members: no request of this API needs as many.`);
+          }
+          raw = { kind: 'json', value: ctx.request.body };
+        }
+      });
     }
-    await parse(ctx, async () => {
-      const text = ctx.request.rawBody;
-      // bytes that are not UTF-8 reach us as U+FFFD: refuse them rather than store mangled text
-      if (text !== undefined && text.includes('\uFFFD')) throw notUtf8();
-      if (text !== undefined && ctx.request.is('application/x-www-form-urlencoded')) {
-        if (occurrencesOver(text, '&', MAX_FORM_FIELDS - 1)) throw tooManyFields();
-        const undecodable = undecodablePair(text);
-        if (undecodable !== null) throw invalidParams({ [undecodable]: 'Not valid percent-encoded UTF-8.' });
-        raw = { kind: 'form', value: parseTextTree(text) };
-      } else if (text !== undefined && text !== '') {
-        const shape = shapeOf(ctx.request.body);
-        if (shape.depth > MAX_DEPTH) {
-          throw new ApiError(400, 'rest_invalid_json', `Invalid JSON body passed: nested deeper than ${MAX_DEPTH} levels.`, { json_error_code: 1, json_error_message: 'Maximum stack depth exceeded' });
-        }
-        if (shape.members > MAX_JSON_MEMBERS) {
-          throw new ApiError(400, 'rest_invalid_body', `The request body's objects have more than ${MAX_JSON_MEMBERS} members: no request of this API needs as many.`);
-        }
-        raw = { kind: 'json', value: ctx.request.body };
-      }
-    });
     ctx.state.rawBody = raw;
     await next();
   };
@@ -88,11 +87,11 @@ function unsupportedMediaType(type: string): ApiError {
 const notUtf8 = (): ApiError => new ApiError(400, 'rest_invalid_body', 'The request body is not valid UTF-8.');
 
 /**
- * A `multipart/form-data` body (read up to `limitBytes`) as the URL-encoded form of its text fields, in their order,
- * so that it is read exactly as a URL-encoded form is (`venue[venue]=Hall`, `categories[]=3`). Its files are left
- * out: PHP puts them apart from the parameters, and no operation of this API reads one.
+ * The text fields of a `multipart/form-data` body (read up to `limitBytes`), in their order, to be read exactly as a
+ * URL-encoded form's (`venue[venue]=Hall`, `categories[]=3`). Its files are left out: PHP puts them apart from the
+ * parameters, and no operation of this API reads one.
  */
-async function multipartAsForm(body: AsyncIterable<Buffer>, contentType: string, limitBytes: number): Promise<string> {
+async function multipartFields(body: AsyncIterable<Buffer>, contentType: string, limitBytes: number): Promise<[string, string][]> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -111,13 +110,13 @@ async function multipartAsForm(body: AsyncIterable<Buffer>, contentType: string,
   } catch {
     throw new ApiError(400, 'rest_invalid_body', 'The multipart/form-data body could not be read: it needs a boundary in its Content-Type and parts that end with it.');
   }
-  const pairs: string[] = [];
+  const fields: [string, string][] = [];
   for (const [name, value] of form) {
     if (typeof value !== 'string') continue;
     if (name.includes('\uFFFD') || value.includes('\uFFFD')) throw notUtf8();
-    pairs.push(`${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
+    fields.push([name, value]);
   }
-  return pairs.join('&');
+  return fields;
 }
 
 /** The methods whose bodies are read (WordPress reads all four). */

@@ -20,16 +20,25 @@ export type TextTree = { [key: string]: TextValues | TextTree };
 
 /** Parses `a=1&a[]=2&b[c]=3&d[0][e]=4` into a tree whose leaves are TextValues. `+` is a space, as in PHP. */
 export function parseTextTree(text: string): TextTree {
-  const root: TextTree = Object.create(null);
-  if (!text) return root;
+  return textTreeOf(decodedPairs(text));
+}
+
+/** The `key=value` pairs of a URL-encoded text, decoded (those that do not decode left out, as PHP drops them). */
+function* decodedPairs(text: string): Generator<[string, string]> {
+  if (!text) return;
   for (const pair of text.split('&')) {
     if (!pair) continue;
     const eq = pair.indexOf('=');
-    const rawKey = eq < 0 ? pair : pair.slice(0, eq);
-    const rawValue = eq < 0 ? '' : pair.slice(eq + 1);
-    const key = decode(rawKey);
-    const value = decode(rawValue);
-    if (key === null || value === null) continue;
+    const key = decode(eq < 0 ? pair : pair.slice(0, eq));
+    const value = decode(eq < 0 ? '' : pair.slice(eq + 1));
+    if (key !== null && value !== null) yield [key, value];
+  }
+}
+
+/** Decoded form fields (`b[c]`, `a[]`) as a tree whose leaves are TextValues, as PHP builds its parameters. */
+export function textTreeOf(pairs: Iterable<[string, string]>): TextTree {
+  const root: TextTree = Object.create(null);
+  for (const [key, value] of pairs) {
     const m = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(key);
     const path = m ? [m[1]!, ...Array.from(m[2]!.matchAll(/\[([^[\]]*)\]/g), (x) => x[1]!)] : [key];
     insert(root, path.slice(0, 6), value);
