@@ -134,7 +134,7 @@ describe('pages', () => {
     } finally {
       await big.close();
     }
-  });
+  }, 120_000); // seeding 11,000 events takes 20-30 s on PostgreSQL on a loaded 2-core machine
 });
 
 describe('the response cache', () => {
