@@ -24,6 +24,9 @@ import { resolveRoute } from './http/route.js';
 import type { Logger } from './log.js';
 import { PostUnits } from './services/posts.js';
 
+/** Socket errors that mean the client closed the connection. */
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED']);
+
 export interface App {
   koa: Koa;
   backend: Backend;
@@ -72,6 +75,13 @@ export async function createApp({ engine, config, log }: { engine: Engine; confi
   if (cache) koa.use(cache.middleware(engine)); // serialised GET answers, exactly invalidated by any write
   koa.use(dispatch(backend, parseZone(config.siteTimezone)!)); // OPTIONS, openapi-backend: validate, check capabilities, typed handler
 
+  // What Koa reports past the pipeline's own error handling is met while an answer is sent, almost always a client
+  // gone mid-answer (its default printed a bare stack to stderr): one line of the log, at debug for a client gone
+  koa.on('error', (err: NodeJS.ErrnoException, ctx?: Koa.Context) => {
+    const fields = { requestId: ctx?.state.requestId as string | undefined, path: ctx?.path, error: err.code ?? err.message };
+    if (err.code !== undefined && CLIENT_GONE.has(err.code)) log.debug('client went before its answer was sent', fields);
+    else log.error('answer not sent', { ...fields, error: err.stack ?? err.message });
+  });
   const throughKoa = koa.callback();
   const frontAnswerOf = cache ? frontAnswer({ cache, settled, engine, config, log }) : null;
   let answering = 0;

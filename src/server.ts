@@ -8,6 +8,7 @@ import { DatabaseUnavailable } from './errors.js';
 import { ensureBootstrapAdmin } from './domain/passwords.js';
 import { createLogger, type Logger } from './log.js';
 import { limitHeapGrowth } from './memory.js';
+import { oneRequestAtATime } from './http/pipelining.js';
 
 /** A raw answer in WordPress's error shape, for what Node's parser handles before any request reaches the app. */
 function errorAnswer(status: number, code: string, message: string): string {
@@ -21,6 +22,7 @@ function errorAnswer(status: number, code: string, message: string): string {
  * not sent its headers within ALMANAC_HEADERS_TIMEOUT, or its whole request within ALMANAC_REQUEST_TIMEOUT, gets 408
  * and is cut off, so slow clients cannot hold connections (a body trickled a byte at a time, say); Node checks the
  * timeouts once a second. Idle kept-alive connections close after 65 s (longer than the 60 s load balancers keep).
+ * The requests a connection pipelines are answered one at a time (oneRequestAtATime).
  */
 export function createHttpServer(listener: RequestListener, timeouts: Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs'>): Server {
   const server = createServer({
@@ -28,7 +30,7 @@ export function createHttpServer(listener: RequestListener, timeouts: Pick<Confi
     headersTimeout: timeouts.headersTimeoutMs,
     requestTimeout: timeouts.requestTimeoutMs,
     connectionsCheckingInterval: 1000,
-  }, listener);
+  }, oneRequestAtATime(listener));
   server.keepAliveTimeout = 65_000;
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     // an answer already begun cannot be followed by another one

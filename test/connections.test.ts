@@ -1,8 +1,9 @@
 /**
- * Clients that lie about their bodies or send them too slowly: answered at once, or cut off after the configured
- * timeouts, never left holding a connection.
+ * Clients that lie about their bodies, send them too slowly or pipeline requests they do not read the answers of:
+ * answered at once, cut off after the configured timeouts, or answered one request at a time, never left holding a
+ * connection or the process.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { basic, NS, TestServer, type RawConnection } from './helpers/server.js';
 
@@ -76,6 +77,63 @@ describe('slow clients', () => {
     expect(answer.ms).toBeGreaterThanOrEqual(900);
     expect(answer.ms).toBeLessThan(3_500);
   });
+});
+
+describe('pipelined requests', () => {
+  it('are answered one at a time, in order: one client holds neither the process nor memory for answers it does not read, and a write is seen by the read after it', async () => {
+    const k = await TestServer.start({ cacheBytes: 0 });
+    // clients that leave with answers half sent are lines of the log, not stacks printed on stderr (as Koa prints
+    // what it is not told how to report)
+    const printed: string[] = [];
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (printed.push(String(chunk)), true));
+    const consoleError = vi.spyOn(console, 'error').mockImplementation((...values: unknown[]) => void printed.push(values.join(' ')));
+    try {
+      const ids: number[] = [];
+      for (let i = 0; i < 50; i++) {
+        ids.push((await k.raw('POST', `${NS}/events`, { as: k.admin, json: { title: `Pipelined ${i}`, start_date: `2031-04-${10 + (i % 20)} 10:00`, end_date: `2031-04-${10 + (i % 20)} 11:00` } })).body.id);
+      }
+      // 600 reads of a page of 50 events with small answers (`_fields`): all were begun at once, and a read by id from
+      // another client waited 4.6 s for them (3,000 pages of whole events held the process 20 s); now they are answered
+      // one at a time, and the read by id waits for one at most
+      const paths = Array.from({ length: 600 }, (_, i) => `${NS}/events?per_page=50&start_date=2031-04-01&end_date=2031-04-30&_fields=events.id${i % 2 ? '&search=pipelined' : ''}`);
+      expect((await k.raw('GET', `${NS}/events/${ids[0]}`)).status).toBe(200);
+      const client = await k.pipelined(paths);
+      await sleep(200);
+      const started = performance.now();
+      expect((await k.raw('GET', `${NS}/events/${ids[1]}`)).status).toBe(200);
+      expect(performance.now() - started, 'a read by id beside them').toBeLessThan(1_000);
+      const answers = await client.read();
+      expect(answers.map((a) => a.status)).toEqual(paths.map(() => 200));
+      expect(answers.every((a) => a.body.events.length === 50 && a.body.events[0].id === ids[0])).toBe(true);
+      // 400 pages of 50 whole events, 70 MB of answers: all were begun at once, and their answers held in memory until
+      // the client read them; now none is begun while the client leaves the last one unread. Request ids count the
+      // requests begun in this process
+      const begun = async () => parseInt((await k.raw('GET', `${NS}/events/${ids[0]}`)).headers.get('x-request-id')!.split('-')[1]!, 36);
+      const before = await begun();
+      const whole = await k.pipelined(Array.from({ length: 400 }, (_, i) => `${NS}/events?per_page=50&start_date=2031-04-01&end_date=2031-04-30${i % 2 ? '&search=pipelined' : ''}`));
+      await sleep(1_000);
+      expect((await begun()) - before - 1, 'requests begun while the client read none of the answers').toBeLessThan(200);
+      expect((await whole.read()).every((a) => a.status === 200 && a.body.events.length === 50)).toBe(true);
+      // a client that goes with requests still waiting has none of them begun
+      const gone = await k.pipelined(Array.from({ length: 400 }, () => `${NS}/events?per_page=50&start_date=2031-04-01&end_date=2031-04-30`));
+      await sleep(500);
+      gone.close();
+      const closed = await begun();
+      await sleep(1_000);
+      expect((await begun()) - closed - 1, 'requests begun after the client went').toBeLessThan(3);
+      // a pipelined write is made in its turn, and what it changed is read by the request after it
+      const [made, after] = await (await k.pipelined([
+        { method: 'POST', path: `${NS}/events`, as: k.admin, json: { title: 'Pipelined write', start_date: '2031-04-30 10:00', end_date: '2031-04-30 11:00' } },
+        `${NS}/events?start_date=2031-04-30&end_date=2031-04-30`,
+      ])).read();
+      expect([made!.status, after!.status, after!.body.events.map((e: { id: number }) => e.id)]).toEqual([201, 200, [made!.body.id]]);
+    } finally {
+      await k.close();
+      stderr.mockRestore();
+      consoleError.mockRestore();
+    }
+    expect(printed.join('')).toBe('');
+  }, 120_000);
 });
 
 describe('ALMANAC_HEADERS_TIMEOUT and ALMANAC_REQUEST_TIMEOUT', () => {

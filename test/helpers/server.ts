@@ -179,6 +179,56 @@ export class TestServer {
   }
 
   /**
+   * Requests (a path alone is a GET) pipelined over one connection, sent at once, whose answers are not read until
+   * `read` is called, as a client that stops reading does; `read` then reads every answer (each checked) and closes
+   * the connection. `close` closes it without reading any.
+   */
+  async pipelined(requests: (string | PipelinedRequest)[]): Promise<{ read: (withinMs?: number) => Promise<{ status: number; body: any }[]>; close: () => void }> {
+    const sent = requests.map((r) => (typeof r === 'string' ? { method: 'GET', path: r } : r));
+    const socket = createConnection({ host: '127.0.0.1', port: Number(new URL(this.baseUrl).port) });
+    await once(socket, 'connect');
+    socket.pause();
+    socket.write(sent.map(({ method, path, as, json }) => {
+      const body = json === undefined ? '' : JSON.stringify(json);
+      const headers = [`Host: 127.0.0.1`, ...(as ? [`Authorization: ${basic(as)}`] : []), ...(body ? ['Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`] : [])];
+      return `${method} ${path} HTTP/1.1\r\n${headers.join('\r\n')}\r\n\r\n${body}`;
+    }).join(''));
+    socket.on('error', () => undefined); // closed with answers unread, the server's side may reset
+    return {
+      close: () => void socket.destroy(),
+      read: async (withinMs = 60_000) => {
+        const answers: { status: number; headers: Headers; text: string }[] = [];
+        let pending = Buffer.alloc(0);
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`${answers.length} answers of ${sent.length} within ${withinMs} ms`)), withinMs);
+          socket.on('data', (chunk: Buffer) => {
+            pending = Buffer.concat([pending, chunk]);
+            for (let end = pending.indexOf('\r\n\r\n'); end >= 0; end = pending.indexOf('\r\n\r\n')) {
+              const [statusLine = '', ...lines] = pending.subarray(0, end).toString('latin1').split('\r\n');
+              const headers = new Headers(lines.map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()] as [string, string]));
+              const length = Number(headers.get('content-length'));
+              if (!Number.isInteger(length)) return reject(new Error(`an answer without Content-Length: ${statusLine}`));
+              if (pending.length < end + 4 + length) break;
+              answers.push({ status: Number(statusLine.split(' ')[1]), headers, text: pending.subarray(end + 4, end + 4 + length).toString('utf8') });
+              pending = pending.subarray(end + 4 + length);
+            }
+            if (answers.length === sent.length) {
+              clearTimeout(timer);
+              resolve();
+            }
+          });
+          socket.resume();
+        }).finally(() => socket.destroy());
+        return Promise.all(answers.map(async ({ status, headers, text }, i) => {
+          const body = parseBody(text, headers);
+          await checkAnswer(sent[i]!.method, this.baseUrl + sent[i]!.path, status, body, headers.get('Content-Type'));
+          return { status, body };
+        }));
+      },
+    };
+  }
+
+  /**
    * GETs over one kept-alive connection (node:http, one socket), for what depends on the connection; checked too.
    * `reused` says whether a request went over the socket of an earlier one.
    */
@@ -250,6 +300,14 @@ export function checkTextAnswer(method: string, url: string, status: number, tex
 
 /** A JSON answer parsed; any other (a calendar, the documentation page) as its text. */
 const parseBody = (text: string, headers: Headers): any => answerBody(text, headers.get('Content-Type'));
+
+/** A request of `TestServer.pipelined`. */
+export interface PipelinedRequest {
+  method: string;
+  path: string;
+  as?: Credentials;
+  json?: unknown;
+}
 
 /** A raw connection (see `TestServer.connect`). */
 export interface RawConnection {
