@@ -32,6 +32,8 @@ export interface Config {
   /** A client's time to send its headers (ALMANAC_HEADERS_TIMEOUT) and its whole request (ALMANAC_REQUEST_TIMEOUT). */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
+  /** How long a connection may neither send nor take anything while a request is answered (ALMANAC_SEND_TIMEOUT). */
+  sendTimeoutMs: number;
   /** `*` echoes any Origin; otherwise the allowed origins. */
   corsOrigins: '*' | string[];
   authMaxFailures: number;
@@ -135,6 +137,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: bodyLimit,
     headersTimeoutMs: headersTimeout * 1000,
     requestTimeoutMs: requestTimeout * 1000,
+    sendTimeoutMs: integer(env, 'ALMANAC_SEND_TIMEOUT', 60, 1, 3600) * 1000,
     corsOrigins: cors === '*' ? '*' : cors.split(',').map((o) => o.trim()).filter(Boolean),
     authMaxFailures: integer(env, 'ALMANAC_AUTH_MAX_FAILURES', 10, 1, 1_000_000),
     authLockSeconds: integer(env, 'ALMANAC_AUTH_LOCK_SECONDS', 900, 1, 31_536_000),

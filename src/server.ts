@@ -22,9 +22,11 @@ function errorAnswer(status: number, code: string, message: string): string {
  * not sent its headers within ALMANAC_HEADERS_TIMEOUT, or its whole request within ALMANAC_REQUEST_TIMEOUT, gets 408
  * and is cut off, so slow clients cannot hold connections (a body trickled a byte at a time, say); Node checks the
  * timeouts once a second. Idle kept-alive connections close after 65 s (longer than the 60 s load balancers keep).
- * The requests a connection pipelines are answered one at a time (oneRequestAtATime).
+ * A connection that neither sends nor takes anything for ALMANAC_SEND_TIMEOUT while a request is answered is closed,
+ * as nginx's send_timeout does: a client that stops reading an answer larger than the connection's buffers held it,
+ * and its memory, for good. The requests a connection pipelines are answered one at a time (oneRequestAtATime).
  */
-export function createHttpServer(listener: RequestListener, timeouts: Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs'>): Server {
+export function createHttpServer(listener: RequestListener, timeouts: Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'sendTimeoutMs'>): Server {
   const server = createServer({
     maxHeaderSize: 64 * 1024,
     headersTimeout: timeouts.headersTimeoutMs,
@@ -32,6 +34,8 @@ export function createHttpServer(listener: RequestListener, timeouts: Pick<Confi
     connectionsCheckingInterval: 1000,
   }, oneRequestAtATime(listener));
   server.keepAliveTimeout = 65_000;
+  // Node's inactivity timer of each connection, replaced by the keep-alive one between requests; closed when it fires
+  server.timeout = timeouts.sendTimeoutMs;
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     // an answer already begun cannot be followed by another one
     const answering = (socket as typeof socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;

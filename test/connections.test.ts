@@ -3,6 +3,8 @@
  * answered at once, cut off after the configured timeouts, or answered one request at a time, never left holding a
  * connection or the process.
  */
+import { once } from 'node:events';
+import { createConnection } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { basic, NS, TestServer, type RawConnection } from './helpers/server.js';
@@ -136,11 +138,46 @@ describe('pipelined requests', () => {
   }, 120_000);
 });
 
-describe('ALMANAC_HEADERS_TIMEOUT and ALMANAC_REQUEST_TIMEOUT', () => {
-  it('default to 20 and 60 seconds, and the headers cannot take longer than the request', () => {
-    expect(loadConfig({})).toMatchObject({ headersTimeoutMs: 20_000, requestTimeoutMs: 60_000 });
+describe('clients that stop reading', () => {
+  it('are cut off once ALMANAC_SEND_TIMEOUT passes without the connection taking anything, the rest of the answer unsent', async () => {
+    const k = await TestServer.start({ sendTimeoutMs: 2_000 });
+    try {
+      // an answer of 16 descriptions of 900 KB, more than a connection's buffers hold: it was held, and its memory, for good
+      const description = '<p>Doors &amp; seats, <b>bring</b> “tickets”</p>\n'.repeat(18_000);
+      for (let i = 0; i < 16; i++) {
+        expect((await k.raw('POST', `${NS}/events`, { as: k.admin, json: { title: `Large ${i}`, description, start_date: '2031-05-01 10:00', end_date: '2031-05-01 11:00' } })).status).toBe(201);
+      }
+      const path = `${NS}/events?per_page=50&start_date=2031-05-01&end_date=2031-05-01`;
+      const whole = Buffer.byteLength((await k.raw('GET', path)).text);
+      const socket = createConnection({ host: '127.0.0.1', port: Number(new URL(k.baseUrl).port) });
+      await once(socket, 'connect');
+      socket.pause();
+      socket.on('error', () => undefined);
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      await sleep(6_000); // the answer begun, then nothing taken for 2 s
+      let received = 0;
+      socket.on('data', (chunk: Buffer) => void (received += chunk.length));
+      const closed = once(socket, 'close');
+      socket.resume();
+      await Promise.race([closed, sleep(20_000)]);
+      expect(socket.destroyed, 'the server closed the connection').toBe(true);
+      expect(received).toBeGreaterThan(0);
+      expect(received, `${received} bytes of an answer of ${whole}`).toBeLessThan(whole);
+    } finally {
+      await k.close();
+    }
+  }, 90_000);
+});
+
+describe('ALMANAC_HEADERS_TIMEOUT, ALMANAC_REQUEST_TIMEOUT and ALMANAC_SEND_TIMEOUT', () => {
+  it('default to 20, 60 and 60 seconds, and the headers cannot take longer than the request', () => {
+    expect(loadConfig({})).toMatchObject({ headersTimeoutMs: 20_000, requestTimeoutMs: 60_000, sendTimeoutMs: 60_000 });
+    expect(loadConfig({ ALMANAC_SEND_TIMEOUT: '5' })).toMatchObject({ sendTimeoutMs: 5_000 });
     expect(loadConfig({ ALMANAC_HEADERS_TIMEOUT: '5', ALMANAC_REQUEST_TIMEOUT: '5' })).toMatchObject({ headersTimeoutMs: 5_000, requestTimeoutMs: 5_000 });
     expect(() => loadConfig({ ALMANAC_HEADERS_TIMEOUT: '30', ALMANAC_REQUEST_TIMEOUT: '10' })).toThrow(ConfigError);
-    for (const bad of ['0', '-1', 'soon', '3601']) expect(() => loadConfig({ ALMANAC_REQUEST_TIMEOUT: bad })).toThrow(ConfigError);
+    for (const bad of ['0', '-1', 'soon', '3601']) {
+      expect(() => loadConfig({ ALMANAC_REQUEST_TIMEOUT: bad })).toThrow(ConfigError);
+      expect(() => loadConfig({ ALMANAC_SEND_TIMEOUT: bad })).toThrow(ConfigError);
+    }
   });
 });
