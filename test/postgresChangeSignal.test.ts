@@ -78,11 +78,14 @@ describe('the change signal', () => {
   it('answers requests while nothing changes without reading the change log', async () => {
     await listening();
     const before = await engine.generation();
+    const started = performance.now();
     const count = await readingsDuring(async () => {
       for (let i = 0; i < 50; i++) expect(await engine.generation()).toBe(before);
     });
-    // a reading stands for at most a second, however quiet the database: at most one here
-    expect(count).toBeLessThanOrEqual(1);
+    const seconds = (performance.now() - started) / 1000;
+    // a reading stands for at most a second, however quiet the database: one for 50 requests in less than a second,
+    // one more for each further second a loaded machine makes them take (CI once took three)
+    expect(count, `${count} readings in ${seconds.toFixed(2)} s`).toBeLessThanOrEqual(Math.max(1, Math.ceil(seconds)));
   });
 
   it('sees a change committed on another connection at the very next request, and not before its commit', async () => {
