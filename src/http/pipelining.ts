@@ -2,7 +2,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { Socket } from 'node:net';
 
 /** Requests of one connection that may wait for their turn before the connection stops being read. */
-export const PIPELINED_REQUESTS_WAITING = 32;
+const PIPELINED_REQUESTS_WAITING = 32;
 
 /** The requests of one connection: the answer under way, and the requests waiting for it. */
 interface Connection {

@@ -167,7 +167,7 @@ export class TestServer {
         const [head = '', ...rest] = text.split('\r\n\r\n');
         const [statusLine = '', ...headerLines] = head.split('\r\n');
         const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine)?.[1] ?? 0);
-        const headers = new Headers(headerLines.map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()] as [string, string]));
+        const headers = headersOf(headerLines);
         const body = parseBody(rest.join('\r\n\r\n'), headers);
         if (status > 0) {
           const [method = '', target = '/'] = request.split(' ', 2);
@@ -205,7 +205,7 @@ export class TestServer {
             pending = Buffer.concat([pending, chunk]);
             for (let end = pending.indexOf('\r\n\r\n'); end >= 0; end = pending.indexOf('\r\n\r\n')) {
               const [statusLine = '', ...lines] = pending.subarray(0, end).toString('latin1').split('\r\n');
-              const headers = new Headers(lines.map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()] as [string, string]));
+              const headers = headersOf(lines);
               const length = Number(headers.get('content-length'));
               if (!Number.isInteger(length)) return reject(new Error(`an answer without Content-Length: ${statusLine}`));
               if (pending.length < end + 4 + length) break;
@@ -297,6 +297,9 @@ export function checkAnswer(method: string, url: string, status: number, body: u
 export function checkTextAnswer(method: string, url: string, status: number, text: string, headers: Headers): Promise<void> {
   return checkAnswer(method, url, status, parseBody(text, headers), headers.get('Content-Type'));
 }
+
+/** The header lines of a raw HTTP answer (`Name: value`) as Headers. */
+const headersOf = (lines: string[]): Headers => new Headers(lines.map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()] as [string, string]));
 
 /** A JSON answer parsed; any other (a calendar, the documentation page) as its text. */
 const parseBody = (text: string, headers: Headers): any => answerBody(text, headers.get('Content-Type'));
