@@ -1857,7 +1857,7 @@ export interface components {
         /** @description A numeric id or a slug. */
         IdOrSlug: components["schemas"]["PositiveId"] | string;
         /** @description WordPress's error shape. */
-        Error: {
+        WpError: {
             /**
              * @description Machine-readable error code; clients branch on it.
              * @example rest_invalid_param
@@ -2281,7 +2281,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["WpError"];
             };
         };
         /**
@@ -2303,7 +2303,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["WpError"];
             };
         };
         /** @description `rest_forbidden`: the authenticated user lacks a capability this operation or this record needs. */
@@ -2321,7 +2321,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["WpError"];
             };
         };
         /** @description `rest_forbidden_context`: `context=edit` from a caller without the right to edit what is asked for. */
@@ -2339,7 +2339,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["WpError"];
             };
         };
         /**
@@ -2366,7 +2366,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["WpError"];
             };
         };
         /**
@@ -2379,7 +2379,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["WpError"];
             };
         };
         /**
@@ -2392,7 +2392,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["WpError"];
             };
         };
         /**
@@ -2413,7 +2413,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["WpError"];
             };
         };
         /**
@@ -2432,7 +2432,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["WpError"];
             };
         };
         /**
@@ -2444,7 +2444,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["WpError"];
             };
         };
         /**
@@ -2472,7 +2472,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["WpError"];
             };
         };
         /**
@@ -2506,7 +2506,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["WpError"];
             };
         };
     };
@@ -2810,7 +2810,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
         };
@@ -3141,7 +3141,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -3152,7 +3152,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             429: components["responses"]["TooManyRequests"];
@@ -3194,7 +3194,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -3208,7 +3208,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             408: components["responses"]["RequestTimeout"];
@@ -3277,7 +3277,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -3290,7 +3290,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             /** @description `rest-event-not-found`: no event with that id (also id 0). */
@@ -3299,7 +3299,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             429: components["responses"]["TooManyRequests"];
@@ -3355,7 +3355,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -3366,7 +3366,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             408: components["responses"]["RequestTimeout"];
@@ -3427,7 +3427,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -3438,7 +3438,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             408: components["responses"]["RequestTimeout"];
@@ -3493,7 +3493,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -3504,7 +3504,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             408: components["responses"]["RequestTimeout"];
@@ -3514,7 +3514,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             412: components["responses"]["PreconditionFailed"];
@@ -3573,7 +3573,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -3584,7 +3584,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             408: components["responses"]["RequestTimeout"];
@@ -3654,7 +3654,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -3667,7 +3667,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             429: components["responses"]["TooManyRequests"];
@@ -3721,7 +3721,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -3782,7 +3782,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -3837,7 +3837,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -3849,7 +3849,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             412: components["responses"]["PreconditionFailed"];
@@ -3906,7 +3906,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -4033,7 +4033,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -4044,7 +4044,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             429: components["responses"]["TooManyRequests"];
@@ -4086,7 +4086,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -4100,7 +4100,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             408: components["responses"]["RequestTimeout"];
@@ -4169,7 +4169,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -4182,7 +4182,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             429: components["responses"]["TooManyRequests"];
@@ -4236,7 +4236,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -4297,7 +4297,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -4352,7 +4352,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -4364,7 +4364,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             412: components["responses"]["PreconditionFailed"];
@@ -4421,7 +4421,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -4493,7 +4493,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -4506,7 +4506,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             429: components["responses"]["TooManyRequests"];
@@ -4560,7 +4560,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -4621,7 +4621,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -4676,7 +4676,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -4688,7 +4688,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             412: components["responses"]["PreconditionFailed"];
@@ -4745,7 +4745,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -4872,7 +4872,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -4883,7 +4883,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             429: components["responses"]["TooManyRequests"];
@@ -4925,7 +4925,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -4939,7 +4939,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             408: components["responses"]["RequestTimeout"];
@@ -5008,7 +5008,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -5021,7 +5021,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             429: components["responses"]["TooManyRequests"];
@@ -5075,7 +5075,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -5136,7 +5136,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -5191,7 +5191,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -5203,7 +5203,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             412: components["responses"]["PreconditionFailed"];
@@ -5260,7 +5260,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -5332,7 +5332,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -5345,7 +5345,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             429: components["responses"]["TooManyRequests"];
@@ -5399,7 +5399,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -5460,7 +5460,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -5515,7 +5515,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -5527,7 +5527,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             412: components["responses"]["PreconditionFailed"];
@@ -5584,7 +5584,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -5682,7 +5682,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -5727,7 +5727,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -5789,7 +5789,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -5844,7 +5844,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -5904,7 +5904,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -5958,7 +5958,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6017,7 +6017,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6113,7 +6113,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6158,7 +6158,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6220,7 +6220,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6275,7 +6275,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6335,7 +6335,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6389,7 +6389,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6448,7 +6448,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6567,7 +6567,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6618,7 +6618,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6631,7 +6631,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             /** @description `rest-event-not-found`: no event with that id. */
@@ -6640,7 +6640,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["WpError"];
                 };
             };
             429: components["responses"]["TooManyRequests"];
