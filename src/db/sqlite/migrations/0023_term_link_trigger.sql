@@ -1,0 +1,3 @@
+-- Migration 0023 of the PostgreSQL engine merges its two triggers on a new link of an event to a term (its count, its
+-- schedule) into one that reads the event once. Here each already reads it in its WHEN clause, which SQLite evaluates
+-- before running the trigger's program: nothing changes, and the number keeps both engines' versions alike.
