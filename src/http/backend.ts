@@ -6,7 +6,7 @@ import { parseDateInput, parseZone } from '../domain/dates.js';
 import { webUrl, withoutTrailing } from '../domain/text.js';
 import { FixedOffsetZone } from 'luxon';
 import { ApiError, forbidden, invalidParam, invalidParams, missingParams, noRoute } from '../errors.js';
-import { flattenAllOf, type SchemaNode } from './params.js';
+import { flattenAllOf, setOwn, type SchemaNode } from './params.js';
 import { HTTP_METHODS, loadSpec, type HttpMethod } from './spec.js';
 import { prefixOf, type Lang, type RequestState } from '../domain/context.js';
 import type { Handlers } from './operation.js';
@@ -262,7 +262,7 @@ function plainCopy(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(plainCopy);
   if (typeof value !== 'object' || value === null) return value;
   const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) copy[key] = plainCopy((value as Record<string, unknown>)[key]);
+  for (const key of Object.keys(value)) setOwn(copy, key, plainCopy((value as Record<string, unknown>)[key]));
   return copy;
 }
 

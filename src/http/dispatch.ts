@@ -66,7 +66,7 @@ function requestBody(raw: RawBody, routed: RoutedRequest, operation: OperationMe
   const body = normalise(source, { ...operation.body!, type: 'object' }) as Record<string, unknown>;
   const properties = operation.body!.properties ?? {};
   for (const [name, value] of Object.entries(routed.rawQuery)) {
-    if (!(name in body) && name in properties && !operation.queryParams.has(name)) body[name] = normalise(value, properties[name]);
+    if (!Object.hasOwn(body, name) && Object.hasOwn(properties, name) && !operation.queryParams.has(name)) body[name] = normalise(value, properties[name]);
   }
   return body;
 }

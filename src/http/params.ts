@@ -226,7 +226,7 @@ export function normalise(value: unknown, rawSchema: SchemaNode | undefined): un
     case 'object': {
       if (!isTree(value)) return scalarFor(value);
       const out: Record<string, unknown> = {};
-      for (const [key, v] of Object.entries(value)) out[key] = normalise(v, schema.properties?.[key]);
+      for (const [key, v] of Object.entries(value)) setOwn(out, key, normalise(v, Object.hasOwn(schema.properties ?? {}, key) ? schema.properties![key] : undefined));
       return out;
     }
     default:
@@ -237,8 +237,18 @@ export function normalise(value: unknown, rawSchema: SchemaNode | undefined): un
 /** A text tree as plain JSON (last value of each key); JSON values pass through. */
 function plain(tree: TextTree): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(tree)) out[key] = v instanceof TextValues ? v.last : isTree(v) ? plain(v) : v;
+  for (const [key, v] of Object.entries(tree)) setOwn(out, key, v instanceof TextValues ? v.last : isTree(v) ? plain(v) : v);
   return out;
+}
+
+/**
+ * Sets a key of a parameter object as a key of its own. A form or query key `__proto__` (`__proto__[status]=draft`) is
+ * an unknown parameter like any other, as PHP reads it; assigned, it set the object's prototype instead, whose
+ * members the object then seemed to have (an event created that way was a draft).
+ */
+export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
 
 /**
