@@ -258,6 +258,12 @@ describe('WordPress REST plumbing', () => {
     const deleted = await s.raw('POST', `${NS}/categories/${made.body.id}?_method=DELETE`, { as: s.admin });
     expect(deleted.status).toBe(200);
     expect((await s.raw('GET', `${NS}/categories/${made.body.id}`)).status).toBe(400);
+    // a method no route has matches none, as in WordPress: the POST it came on is not made instead
+    const noRoute = { status: 404, body: { code: 'rest_no_route', message: 'No route was found matching the URL and request method.', data: { status: 404 } } };
+    expect(await s.raw('POST', `${NS}/categories?_method=FOO`, { as: s.admin, json: { name: 'Foo' } })).toMatchObject(noRoute);
+    expect(await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name: 'Proto' }, headers: { 'X-HTTP-Method-Override': '__proto__' } })).toMatchObject(noRoute);
+    expect((await s.raw('GET', `${NS}/categories?search=Foo&hide_empty=0`)).body.total).toBe(0);
+    expect((await s.raw('GET', `${NS}/categories?search=Proto&hide_empty=0`)).body.total).toBe(0);
   });
 
   it('serves the same routes under /de and /fr with the prefix in every link; the parameter wins', async () => {

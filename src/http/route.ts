@@ -29,7 +29,6 @@ export interface RoutedRequest {
   envelope: boolean;
 }
 
-const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD']);
 const HOST = /^[A-Za-z0-9.\-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
 
 /** The site URL of a request: the configured public URL, else scheme and Host of the request. */
@@ -73,7 +72,9 @@ export function resolveRoute(backend: Backend, config: Config): Middleware {
 
     let method = ctx.method.toUpperCase();
     const override = (rawQuery._method instanceof TextValues ? rawQuery._method.last : ctx.get('X-HTTP-Method-Override')).toUpperCase();
-    if (override && METHODS.has(override) && override !== 'HEAD' && override !== 'OPTIONS') method = override;
+    // as WordPress sets it: a method no route has (`_method=FOO`, `__proto__`) then matches no route (404), and the
+    // POST it came on is not made instead
+    if (override && override !== 'HEAD' && override !== 'OPTIONS') method = override;
     const lookupMethod = method === 'HEAD' ? 'GET' : method;
 
     const fieldsValue = rawQuery._fields;
