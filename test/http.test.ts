@@ -246,6 +246,16 @@ describe('WordPress REST plumbing', () => {
     for (const [fields, kept] of Object.entries(cases)) {
       expect([fields, (await s.raw('GET', `${NS}/categories/${categoryId}?_fields=${fields}`)).body]).toEqual([fields, kept]);
     }
+    // read as WordPress reads it (wp_parse_list): white space separates too, a text sent twice is its last, a list's
+    // items are taken whole, and a text that names no key filters nothing
+    const whole = (await s.raw('GET', `${NS}/categories/${categoryId}`)).body;
+    const read = { 'id%20name': { id: categoryId, name: 'Music' }, 'slug&_fields=id': { id: categoryId }, '': whole, ',': whole, '%20,%20': whole };
+    for (const [fields, kept] of Object.entries(read)) {
+      expect([fields, (await s.raw('GET', `${NS}/categories/${categoryId}?_fields=${fields}`)).body]).toEqual([fields, kept]);
+    }
+    expect((await s.raw('GET', `${NS}/categories/${categoryId}?_fields[]=id&_fields[]=name,slug`)).body).toEqual({ id: categoryId });
+    // … and each is its own answer to the response cache
+    expect((await s.raw('GET', `${NS}/categories/${categoryId}?_fields=id,name,slug`)).body).toEqual({ id: categoryId, name: 'Music', slug: 'music' });
     const jsonp = await s.raw('GET', `${NS}/categories?_jsonp=cb`);
     expect(jsonp.status).toBe(400);
     expect(jsonp.body.data.params).toEqual({ _jsonp: 'JSONP is not supported.' });

@@ -105,7 +105,8 @@ export function cacheKey(caller: Caller | null, site: string, request: string): 
  * make a request miss the cache; neither does the order or the encoding of the parameters.
  */
 export function requestKey(routed: RoutedRequest): string {
-  const plumbing = `${routed.fields ? `&_fields=${routed.fields.join(',')}` : ''}${routed.envelope ? '&_envelope' : ''}`;
+  // each key as JSON: a key of a `_fields[]` list may hold a comma (`_fields[]=id,name` keeps a key "id,name")
+  const plumbing = `${routed.fields ? `&_fields=${JSON.stringify(routed.fields)}` : ''}${routed.envelope ? '&_envelope' : ''}`;
   return `${routed.pathPrefix}${routed.path}?${JSON.stringify(routed.query)}${plumbing}`;
 }
 

@@ -40,6 +40,16 @@ export function siteOf(config: Config, req: IncomingMessage): string {
 }
 
 /**
+ * The keys `_fields` names, as WordPress reads it (`wp_parse_list`): a text is split at commas and white space
+ * (`_fields=id title`), and sent twice is the second (as PHP reads a query); a list (`_fields[]=id`) is taken item by
+ * item. A text that names none (`_fields=`, `_fields=,`) filters nothing: null, and the whole answer is sent.
+ */
+function requestedFields(value: TextValues): string[] | null {
+  const fields = value.listed ? value.values.map((field) => field.trim()) : value.last.split(/[\s,]+/).filter(Boolean);
+  return fields.length > 0 ? fields : null;
+}
+
+/**
  * WordPress's request plumbing before dispatch: `?rest_route=`, the `/de` and `/fr` base addresses, trailing
  * slashes, `_method` / `X-HTTP-Method-Override`, `_fields`, `_envelope`, `_jsonp`; then the route match and the
  * query normalisation for the matched operation.
@@ -78,7 +88,7 @@ export function resolveRoute(backend: Backend, config: Config): Middleware {
     const lookupMethod = method === 'HEAD' ? 'GET' : method;
 
     const fieldsValue = rawQuery._fields;
-    const fields = fieldsValue instanceof TextValues ? fieldsValue.values.flatMap((v) => v.split(',')).map((f) => f.trim()).filter(Boolean) : null;
+    const fields = fieldsValue instanceof TextValues ? requestedFields(fieldsValue) : null;
     const envelope = '_envelope' in rawQuery;
     const jsonp = '_jsonp' in rawQuery;
     for (const plumbing of ['rest_route', '_method', '_fields', '_envelope', '_jsonp']) delete rawQuery[plumbing];

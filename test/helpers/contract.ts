@@ -120,7 +120,7 @@ export class ContractChecker {
     if (declared && !(mediaType in declared)) throw new Error(`${where}: ${operation.operationId} answers ${status} as ${Object.keys(declared).join(' or ')}, not ${contentType}`);
     if (!declared && body !== undefined) throw new Error(`${where}: ${operation.operationId} declares no body for ${status}, yet one came`);
     // `_fields` keeps some keys of a successful answer (errors are whole): each kept key is checked, none required
-    const errors = parsed.searchParams.has('_fields') && status < 300 && declared
+    const errors = [...parsed.searchParams.keys()].some((key) => key === '_fields' || key.startsWith('_fields[')) && status < 300 && declared
       ? this.partialErrors(operation, status, mediaType, body)
       : api.validateResponse(body, operation, status).errors;
     if (errors) {
