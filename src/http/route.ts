@@ -41,8 +41,8 @@ export function siteOf(config: Config, req: IncomingMessage): string {
 
 /**
  * The keys `_fields` names, as WordPress reads it (`wp_parse_list`): a text is split at commas and white space
- * (`_fields=id title`), and sent twice is the second (as PHP reads a query); a list (`_fields[]=id`) is taken item by
- * item. A text that names none (`_fields=`, `_fields=,`) filters nothing: null, and the whole answer is sent.
+ * (`_fields=id title`), and one sent more than once is its last (as PHP reads a query); a list (`_fields[]=id`) is
+ * taken item by item. A text that names none (`_fields=`, `_fields=,`) filters nothing: null, the whole answer.
  */
 function requestedFields(value: TextValues): string[] | null {
   const fields = value.listed ? value.values.map((field) => field.trim()) : value.last.split(/[\s,]+/).filter(Boolean);
