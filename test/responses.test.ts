@@ -30,8 +30,8 @@ const SOMETIMES_LEFT_OUT: [reason: string, keys: string[]][] = [
     'OrganizerList.next_rest_url', 'OrganizerList.previous_rest_url', 'OrganizerList.sync_rest_url', 'CategoryList.next_rest_url', 'CategoryList.previous_rest_url',
     'TagList.next_rest_url', 'TagList.previous_rest_url',
   ]],
-  ['params and details in validation errors only', ['Error.data.params', 'Error.data.details']],
-  ['earlier data of an error in term_exists only, as WordPress', ['Error.additional_data']],
+  ['params and details in validation errors only', ['WpError.data.params', 'WpError.data.details']],
+  ['earlier data of an error in term_exists only, as WordPress', ['WpError.additional_data']],
 ];
 
 type Node = Record<string, any>;
