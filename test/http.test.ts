@@ -274,6 +274,9 @@ describe('WordPress REST plumbing', () => {
     expect(await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name: 'Proto' }, headers: { 'X-HTTP-Method-Override': '__proto__' } })).toMatchObject(noRoute);
     expect((await s.raw('GET', `${NS}/categories?search=Foo&hide_empty=0`)).body.total).toBe(0);
     expect((await s.raw('GET', `${NS}/categories?search=Proto&hide_empty=0`)).body.total).toBe(0);
+    // HEAD and OPTIONS are not taken from an override: the POST is answered as sent
+    expect(await s.raw('POST', `${NS}/categories?_method=HEAD`, { as: s.admin, json: { name: 'Headed' } })).toMatchObject({ status: 201, body: { name: 'Headed' } });
+    expect(await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name: 'Optioned' }, headers: { 'X-HTTP-Method-Override': 'OPTIONS' } })).toMatchObject({ status: 201, body: { name: 'Optioned' } });
   });
 
   it('serves the same routes under /de and /fr with the prefix in every link; the parameter wins', async () => {

@@ -91,9 +91,9 @@ export class ContractChecker {
     const restRoute = parsed.searchParams.get('rest_route');
     if (restRoute && (path === '/' || path === '/index.php')) path = '/wp-json' + withoutTrailing(restRoute, '/');
     if (path.startsWith('/wp-json/')) path = path.toLowerCase(); // routes match in any case, as in WordPress
+    // an override of HEAD or OPTIONS is not taken (the spec's description); HEAD is GET without the body
     const override = parsed.searchParams.get('_method')?.toUpperCase();
-    // HEAD is GET without the body
-    const effective = override ?? (method === 'HEAD' ? 'GET' : method);
+    const effective = (override && override !== 'HEAD' && override !== 'OPTIONS' ? override : undefined) ?? (method === 'HEAD' ? 'GET' : method);
     if (effective === 'OPTIONS') {
       if (status === 200 && !this.routeDescription!(body)) throw new Error(`${where}: not a RouteDescription: ${JSON.stringify(this.routeDescription!)}`);
       return;
