@@ -274,9 +274,16 @@ describe('WordPress REST plumbing', () => {
     expect(await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name: 'Proto' }, headers: { 'X-HTTP-Method-Override': '__proto__' } })).toMatchObject(noRoute);
     expect((await s.raw('GET', `${NS}/categories?search=Foo&hide_empty=0`)).body.total).toBe(0);
     expect((await s.raw('GET', `${NS}/categories?search=Proto&hide_empty=0`)).body.total).toBe(0);
-    // HEAD and OPTIONS are not taken from an override: the POST is answered as sent
-    expect(await s.raw('POST', `${NS}/categories?_method=HEAD`, { as: s.admin, json: { name: 'Headed' } })).toMatchObject({ status: 201, body: { name: 'Headed' } });
-    expect(await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name: 'Optioned' }, headers: { 'X-HTTP-Method-Override': 'OPTIONS' } })).toMatchObject({ status: 201, body: { name: 'Optioned' } });
+    // HEAD is GET without the body, OPTIONS the route's description: neither makes the POST
+    const got = await s.raw('GET', `${NS}/categories?hide_empty=0`);
+    const headed = await s.raw('POST', `${NS}/categories?_method=HEAD&hide_empty=0`, { json: { name: 'Headed' } });
+    expect(headed).toMatchObject({ status: 200, text: '' });
+    for (const header of ['X-WP-Total', 'X-WP-TotalPages', 'ETag', 'Allow']) expect(headed.headers.get(header), header).toBe(got.headers.get(header));
+    const optioned = await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name: 'Optioned' }, headers: { 'X-HTTP-Method-Override': 'OPTIONS' } });
+    expect(optioned.status).toBe(200);
+    expect(optioned.body).toEqual((await s.raw('OPTIONS', `${NS}/categories`)).body);
+    expect(optioned.headers.get('Allow')).toBe('GET, POST');
+    for (const name of ['Headed', 'Optioned']) expect((await s.raw('GET', `${NS}/categories?search=${name}&hide_empty=0`)).body.total).toBe(0);
   });
 
   it('serves the same routes under /de and /fr with the prefix in every link; the parameter wins', async () => {

@@ -17,6 +17,7 @@ const JSON_TYPE = 'application/json; charset=UTF-8';
  * the tags and dates it revalidates with, the address of what it created, how long a lock-out lasts and the request id,
  * and may send the conditional headers (a browser sends only what the preflight allows).
  */
+const NO_BYTES = Buffer.alloc(0);
 const COMMON_HEADERS = {
   'X-Robots-Tag': 'noindex',
   'X-Content-Type-Options': 'nosniff',
@@ -152,8 +153,10 @@ export function respond(config: Config, log: Logger): Middleware {
     }
     const routed = ctx.state.routed as RoutedRequest | undefined;
     const authenticated = Boolean(ctx.state.user);
-    const reading = ctx.method === 'GET' || ctx.method === 'HEAD';
-    if (ctx.method !== 'OPTIONS' && outcome.status < 400) storage.recovered(!reading);
+    // the method as the request set it (`_method`, `X-HTTP-Method-Override`)
+    const method = routed?.method ?? ctx.method;
+    const reading = method === 'GET' || method === 'HEAD';
+    if (method !== 'OPTIONS' && outcome.status < 400) storage.recovered(!reading);
 
     ctx.set(COMMON_HEADERS);
     const cachedPrefix = (ctx.state.cached as CachedAnswer | undefined)?.linkPrefix;
@@ -216,7 +219,9 @@ export function respond(config: Config, log: Logger): Middleware {
       ctx.remove('Content-Type');
     } else {
       ctx.set('Content-Type', contentType);
-      ctx.body = bytes;
+      // a HEAD given as an override answers without a body, and with a length of 0: the client reads the answer to
+      // the method it sent
+      ctx.body = method === 'HEAD' && ctx.method !== 'HEAD' ? NO_BYTES : bytes;
     }
     if (kept && (status === kept.status || status === 304) && routed?.method === 'GET' && isReplayableGet(ctx.method, ctx.headers)) {
       const keepReplay = ctx.state.keepReplay as ((answer: CachedAnswer, variant: string, lines: () => string[]) => void) | undefined;

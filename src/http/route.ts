@@ -82,9 +82,10 @@ export function resolveRoute(backend: Backend, config: Config): Middleware {
 
     let method = ctx.method.toUpperCase();
     const override = (rawQuery._method instanceof TextValues ? rawQuery._method.last : ctx.get('X-HTTP-Method-Override')).toUpperCase();
-    // as WordPress sets it: a method no route has (`_method=FOO`, `__proto__`) then matches no route (404), and the
-    // POST it came on is not made instead
-    if (override && override !== 'HEAD' && override !== 'OPTIONS') method = override;
+    // as WordPress sets it, whatever it is: a method no route has (`_method=FOO`, `__proto__`) then matches no route
+    // (404), and the POST it came on is not made instead; HEAD is answered as GET without the body, OPTIONS with the
+    // route's description
+    if (override) method = override;
     const lookupMethod = method === 'HEAD' ? 'GET' : method;
 
     const fieldsValue = rawQuery._fields;
