@@ -203,3 +203,21 @@ describe('term counts', () => {
     expect(plan.join('\n')).not.toMatch(/events_scheduled|SCAN e\b/);
   });
 });
+
+describe('the trigram indexes', () => {
+  it('are merged into one segment each after a bulk load, so that a search probes each key once', async () => {
+    // the seed's 400 short writes flushed a segment each, which FTS5 merges only four of a level at a time
+    for (const index of ['posts_search', 'events_search']) {
+      expect(engine.database.prepare(`SELECT COUNT(DISTINCT segid) FROM ${index}_idx`).pluck().get(), index).toBe(1);
+    }
+    // what is written after it adds segments of its own, and searches find it
+    const before = await read(({ posts }) => posts.listEvents(query({ search: { include: ['zephyrine'], exclude: [] } })));
+    await engine.write(async ({ posts }) => {
+      const [id] = before.ids;
+      const { id: _id, translationGroup: _group, ...record } = (await posts.findOfType('event', id!))!;
+      expect(await posts.create({ ...record, slug: `${record.slug}-again`, title: `${record.title} again`, translationOf: null })).not.toBeNull();
+    });
+    expect(engine.database.prepare('SELECT COUNT(DISTINCT segid) FROM events_search_idx').pluck().get()).toBe(2);
+    expect((await read(({ posts }) => posts.listEvents(query({ search: { include: ['zephyrine'], exclude: [] } })))).total).toBe(before.total + 1);
+  });
+});
