@@ -291,7 +291,8 @@ export interface Engine {
   termCounts(ids: number[]): Promise<{ counts: Map<number, number>; seq: number }>;
   /**
    * Runs a bulk load (seeding, an import) made of writes: the engine may tune itself for it while it runs (SQLite: a
-   * large page cache, no automatic checkpoints) and tidies up after (a checkpoint, fresh statistics).
+   * large page cache, no automatic checkpoints) and tidies up after (a checkpoint, its search indexes merged, fresh
+   * statistics).
    */
   bulk<T>(work: () => Promise<T>): Promise<T>;
   /**
