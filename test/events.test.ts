@@ -87,6 +87,35 @@ describe('creating and reading events', () => {
     }
   });
 
+  it('answers creates sent at once each with its own event as stored, and same titles with slugs of their own', async () => {
+    // named by id alone, such creates are written together (PostgreSQL: one statement for the new events of a batch)
+    const venue = (await post('/venues', { venue: 'Together Hall' })).body.id as number;
+    const organizers = [(await post('/organizers', { organizer: 'Together One' })).body.id, (await post('/organizers', { organizer: 'Together Two' })).body.id] as number[];
+    const category = (await post('/categories', { name: 'Together' })).body.id as number;
+    const tag = (await post('/tags', { name: 'together' })).body.id as number;
+    const bodies = Array.from({ length: 16 }, (_, i) => ({
+      title: i % 4 === 0 ? 'Together again' : `Together ${i}`, start_date: `2031-04-${String(1 + i).padStart(2, '0')} 10:00:00`, end_date: `2031-04-${String(2 + i).padStart(2, '0')} 11:30:00`,
+      ...(i % 3 === 0 ? {} : { venue }), organizer: i % 2 ? [organizers[1], organizers[0], organizers[1]] : [organizers[0]], categories: [category, category],
+      ...(i % 5 === 0 ? { tags: [tag] } : {}), status: i % 6 === 5 ? 'draft' : 'publish', cost: String(i + 1), featured: i % 2 === 0,
+    }));
+    const created = await Promise.all(bodies.map((body) => event(body)));
+    // the terms' counts have grown since each answer, by the creates after it
+    const asCompared = (value: unknown): unknown => JSON.parse(JSON.stringify(value, (key, v) => (key === 'json_ld' || key === 'count' ? undefined : v)));
+    for (const [i, answer] of created.entries()) {
+      expect(answer.status, answer.text).toBe(201);
+      expect(answer.body).toMatchObject({ title: bodies[i]!.title, cost: `$${i + 1}`, status: bodies[i]!.status, start_date: bodies[i]!.start_date });
+      expect(answer.body.organizer.map((o: { id: number }) => o.id)).toEqual(i % 2 ? [organizers[1], organizers[0]] : [organizers[0]]);
+      const read = await s.raw('GET', `${NS}/events/${answer.body.id}?context=edit`, { as: s.admin });
+      expect(asCompared(answer.body)).toEqual(asCompared(read.body));
+    }
+    expect(new Set(created.map((c) => c.body.id)).size).toBe(16);
+    expect(new Set(created.map((c) => c.body.slug)).size).toBe(16);
+    expect(created.filter((c) => c.body.title === 'Together again').map((c) => c.body.slug).sort()).toEqual(['together-again', 'together-again-2', 'together-again-3', 'together-again-4']);
+    const published = bodies.filter((b) => b.status === 'publish').length;
+    expect((await s.raw('GET', `${NS}/categories/${category}`)).body.count).toBe(published);
+    expect((await s.raw('GET', `${NS}/tags/${tag}`)).body.count).toBe(bodies.filter((b, i) => i % 5 === 0 && b.status === 'publish').length);
+  });
+
   it('keeps organizers in the order sent, whatever their ids, in the answer, a read by id and a list', async () => {
     const older = (await post('/organizers', { organizer: 'Older organizer' })).body.id as number;
     const newer = (await post('/organizers', { organizer: 'Newer organizer' })).body.id as number;

@@ -9,7 +9,7 @@ import { ChangeSignal } from './changeSignal.js';
 import { PostgresGroupCommit, type Attempt, type BatchContext } from './groupCommit.js';
 import { PostgresMedia } from './media.js';
 import { migratePostgres, schemaVersion } from './migrate.js';
-import { NEXT_SCHEDULED, PostgresPosts } from './posts.js';
+import { EventCreates, NEXT_SCHEDULED, PostgresPosts } from './posts.js';
 import { query } from './sql.js';
 import { PostgresTerms, TERM_COUNT } from './terms.js';
 import { PostgresUsers } from './users.js';
@@ -26,8 +26,8 @@ export interface PostgresOptions {
  * The repositories of the pools (reads, bookkeeping: statements by key on `db`, lists on `lists`) or of one
  * transaction's connection (writes: both the same).
  */
-export function repositoriesOf(db: Queryable, lists: Queryable = db): Repositories {
-  return { posts: new PostgresPosts(db, lists), terms: new PostgresTerms(db, lists), users: new PostgresUsers(db), media: new PostgresMedia(db) };
+export function repositoriesOf(db: Queryable, lists: Queryable = db, eventCreates?: EventCreates): Repositories {
+  return { posts: new PostgresPosts(db, lists, eventCreates), terms: new PostgresTerms(db, lists), users: new PostgresUsers(db), media: new PostgresMedia(db) };
 }
 
 /** One reading of the change log and of what else moves a generation. */
@@ -161,7 +161,7 @@ export class PostgresEngine implements Engine {
     const attempt = options.insertOnly
       ? async (client: pg.PoolClient, batch: BatchContext): Promise<Attempt> => {
           const attempted = new ChangeSet();
-          const { unit, calls } = tallied(unitOf(client, nowOf(batch)));
+          const { unit, calls } = tallied(unitOf(client, nowOf(batch), eventCreatesOf(client)));
           try {
             const value = await work(recordingWrites(unit, attempted));
             return { outcome: { ok: true, value }, changes: attempted, alongside: calls.length === 1 && calls[0] === 'posts.create' };
@@ -269,10 +269,18 @@ function tallied(unit: WriteUnit): { unit: WriteUnit; calls: string[] } {
   return { unit: noted as unknown as WriteUnit, calls };
 }
 
+/** Where the new events of writes run beside one another on a connection are written together (EventCreates). */
+const eventCreatesByClient = new WeakMap<pg.PoolClient, EventCreates>();
+function eventCreatesOf(client: pg.PoolClient): EventCreates {
+  let creates = eventCreatesByClient.get(client);
+  if (!creates) eventCreatesByClient.set(client, (creates = new EventCreates(client)));
+  return creates;
+}
+
 /** A write's view: the repositories of its transaction's connection, its time, and nested savepoints. */
-function unitOf(client: pg.PoolClient, now: DateTime): WriteUnit {
+function unitOf(client: pg.PoolClient, now: DateTime, eventCreates?: EventCreates): WriteUnit {
   let depth = 0;
-  return Object.assign(repositoriesOf(client), {
+  return Object.assign(repositoriesOf(client, client, eventCreates), {
     now,
     async savepoint<T>(work: () => Promise<T>): Promise<T> {
       const name = `nested_${++depth}`;
