@@ -278,6 +278,7 @@ describe('WordPress REST plumbing', () => {
     const got = await s.raw('GET', `${NS}/categories?hide_empty=0`);
     const headed = await s.raw('POST', `${NS}/categories?_method=HEAD&hide_empty=0`, { json: { name: 'Headed' } });
     expect(headed).toMatchObject({ status: 200, text: '' });
+    expect(headed.headers.get('Content-Length')).toBe('0');
     for (const header of ['X-WP-Total', 'X-WP-TotalPages', 'ETag', 'Allow']) expect(headed.headers.get(header), header).toBe(got.headers.get(header));
     const optioned = await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name: 'Optioned' }, headers: { 'X-HTTP-Method-Override': 'OPTIONS' } });
     expect(optioned.status).toBe(200);

@@ -11,13 +11,14 @@ import type { RoutedRequest } from './route.js';
 import type { RequestState } from '../domain/context.js';
 
 const JSON_TYPE = 'application/json; charset=UTF-8';
+/** The body of a HEAD given as a method override (see `respond`). */
+const NO_BYTES = Buffer.alloc(0);
 
 /**
  * WordPress's headers, with CORS lists that go beyond WordPress's own: a page on another site can read the list totals,
  * the tags and dates it revalidates with, the address of what it created, how long a lock-out lasts and the request id,
  * and may send the conditional headers (a browser sends only what the preflight allows).
  */
-const NO_BYTES = Buffer.alloc(0);
 const COMMON_HEADERS = {
   'X-Robots-Tag': 'noindex',
   'X-Content-Type-Options': 'nosniff',

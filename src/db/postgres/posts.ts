@@ -299,12 +299,9 @@ export class EventCreates {
     }));
     try {
       const found = await query<Row & { almanac_ord: number }>(this.db, CREATE_EVENTS, [JSON.stringify(rows)]);
+      // the extra column is left on the row: a record is read from its columns by name
       const byOrd = new Map(found.map((r) => [Number(r.almanac_ord), r]));
-      batch.forEach(({ settle }, i) => {
-        const row = byOrd.get(i + 1);
-        if (row) delete (row as Partial<typeof row>).almanac_ord;
-        settle.resolve(row ?? null);
-      });
+      batch.forEach(({ settle }, i) => settle.resolve(byOrd.get(i + 1) ?? null));
     } catch (err) {
       for (const { settle } of batch) settle.reject(err);
     }
