@@ -47,3 +47,31 @@ describe('event lists that cost little whatever the calendar size (read on the r
     expect(boundedEventList(defaultList({ statuses: ['publish', 'draft'] }))).toBe(false);
   });
 });
+
+describe('the default window of an event list', () => {
+  const window = (iso: string, siteTimezone: string, query: Record<string, string> = {}) =>
+    listBounds(query, { strict: false, include: false, siteTimezone, now: DateTime.fromISO(iso, { zone: 'utc' }) }).map((b) => `${b.param} ${b.value}`);
+
+  it('moves at each site-local midnight, on days of 23 and 25 hours too, back and forth in time', () => {
+    // Paris: 2026-03-29 has 23 hours (02:00 → 03:00), 2026-10-25 has 25 (03:00 → 02:00)
+    const paris = [
+      ['2026-03-28T22:59:59.999Z', '2026-03-27 00:00:00', '2028-03-28 23:59:59'], // 23:59:59.999 on the 28th
+      ['2026-03-28T23:00:00.000Z', '2026-03-28 00:00:00', '2028-03-29 23:59:59'], // midnight
+      ['2026-03-29T21:59:59.999Z', '2026-03-28 00:00:00', '2028-03-29 23:59:59'], // 23:59:59.999, 23 hours later
+      ['2026-03-29T22:00:00.000Z', '2026-03-29 00:00:00', '2028-03-30 23:59:59'],
+      ['2026-10-25T22:59:59.999Z', '2026-10-24 00:00:00', '2028-10-25 23:59:59'], // 25 hours after midnight
+      ['2026-10-25T23:00:00.000Z', '2026-10-25 00:00:00', '2028-10-26 23:59:59'],
+      ['2026-03-28T22:59:59.999Z', '2026-03-27 00:00:00', '2028-03-28 23:59:59'], // back again
+    ];
+    for (const [now, start, end] of paris) expect(window(now!, 'Europe/Paris'), now).toEqual([`start_date ${start}`, `end_date ${end}`]);
+    // a zone of its own beside it, and the last day of February two years ahead
+    expect(window('2026-02-28T13:59:59Z', 'UTC+10')).toEqual(['start_date 2026-02-27 00:00:00', 'end_date 2028-02-28 23:59:59']);
+    expect(window('2026-02-28T14:00:00Z', 'UTC+10')).toEqual(['start_date 2026-02-28 00:00:00', 'end_date 2028-03-01 23:59:59']);
+    expect(window('2026-03-28T22:59:59.999Z', 'Europe/Paris')).toEqual(['start_date 2026-03-27 00:00:00', 'end_date 2028-03-28 23:59:59']);
+  });
+
+  it('stands in only for the date parameters not sent, and not at all beside a relative one', () => {
+    expect(window('2026-03-28T23:00:00Z', 'Europe/Paris', { start_date: '2026-05-01' })).toEqual(['start_date 2026-05-01 00:00:00', 'end_date 2028-03-29 23:59:59']);
+    expect(window('2026-03-28T23:00:00Z', 'Europe/Paris', { starts_after: '2026-05-01' })).toEqual(['starts_after 2026-05-01 23:59:59']);
+  });
+});

@@ -1,4 +1,4 @@
-import { DateTime, FixedOffsetZone } from 'luxon';
+import { DateTime, FixedOffsetZone, type Zone } from 'luxon';
 import { parseDateInput, parseZone, toWire } from './dates.js';
 
 /** The six date parameters of the event list, with their comparison (reference behaviour.md §2.1). */
@@ -37,15 +37,18 @@ export function listBounds(
 ): Bound[] {
   if (options.include) return [];
   const site = parseZone(options.siteTimezone) ?? FixedOffsetZone.utcInstance;
-  const now = (options.now ?? DateTime.utc()).setZone(site);
+  const instant = options.now ?? DateTime.utc();
   const values: Partial<Record<DateParam, string>> = {};
   if (!RELATIVE.some((p) => query[p] !== undefined)) {
-    values.start_date = toWire(now.minus({ days: 1 }).startOf('day'));
-    values.end_date = toWire(now.plus({ months: 24 }).set({ hour: 23, minute: 59, second: 59, millisecond: 0 }));
+    const window = defaultWindow(options.siteTimezone, site, instant);
+    values.start_date = window.start;
+    values.end_date = window.end;
   }
+  let now: DateTime | undefined;
   for (const param of Object.keys(DATE_BOUNDS) as DateParam[]) {
     const text = query[param];
     if (text === undefined) continue;
+    now ??= instant.setZone(site);
     const parsed = parseDateInput(text, FixedOffsetZone.utcInstance, now);
     if (!parsed) continue; // the validator refused it already
     if (options.strict) {
@@ -58,4 +61,37 @@ export function listBounds(
   return (Object.keys(DATE_BOUNDS) as DateParam[])
     .filter((p) => values[p] !== undefined)
     .map((param) => ({ param, ...DATE_BOUNDS[param], value: values[param]! }));
+}
+
+interface DefaultWindow {
+  /** The site-local day it was computed for, as instants: [from, until). */
+  from: number;
+  until: number;
+  start: string;
+  end: string;
+}
+
+/** The default window of the current site-local day, by site timezone (a process serves one; tests use a few). */
+const defaultWindows = new Map<string, DefaultWindow>();
+
+/**
+ * From yesterday 00:00 to 24 months ahead 23:59:59 in the site's zone: both depend on the site-local date alone, so
+ * each zone's is computed once a day. Computed at every uncached list it cost 35 µs in UTC and 100–170 µs in an IANA
+ * zone (luxon asks Intl for the offset of each moment it builds): 6 % of the CPU of a default list in Europe/Paris.
+ */
+function defaultWindow(siteTimezone: string, site: Zone, instant: DateTime): DefaultWindow {
+  const at = instant.toMillis();
+  const known = defaultWindows.get(siteTimezone);
+  if (known !== undefined && at >= known.from && at < known.until) return known;
+  const now = instant.setZone(site);
+  const today = now.startOf('day');
+  const window = {
+    from: today.toMillis(),
+    until: today.plus({ days: 1 }).toMillis(),
+    start: toWire(now.minus({ days: 1 }).startOf('day')),
+    end: toWire(now.plus({ months: 24 }).set({ hour: 23, minute: 59, second: 59, millisecond: 0 })),
+  };
+  if (defaultWindows.size >= 64) defaultWindows.clear();
+  defaultWindows.set(siteTimezone, window);
+  return window;
 }
