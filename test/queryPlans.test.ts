@@ -9,6 +9,7 @@ import { seed } from '../src/db/seed.js';
 import { SqliteEngine } from '../src/db/sqlite/engine.js';
 import { COUNT } from '../src/db/sqlite/terms.js';
 import { protectedAccess } from '../src/domain/postRules.js';
+import { NS, TestServer } from './helpers/server.js';
 
 /**
  * Lists must cost the same at a million events as at ten thousand: each statement of a list reads a range of an
@@ -219,5 +220,30 @@ describe('the trigram indexes', () => {
     });
     expect(engine.database.prepare('SELECT COUNT(DISTINCT segid) FROM events_search_idx').pluck().get()).toBe(2);
     expect((await read(({ posts }) => posts.listEvents(query({ search: { include: ['zephyrine'], exclude: [] } })))).total).toBe(before.total + 1);
+  });
+
+  it('are merged again once nothing has been written for a while, and searches find every record', async () => {
+    const s = await TestServer.start();
+    try {
+      const segments = async () => Promise.all(['posts_search', 'events_search'].map(async (index) =>
+        (await s.sql<{ n: number }>(`SELECT COUNT(DISTINCT segid) AS n FROM ${index}_idx`))[0]!.n));
+      // one at a time, each write a batch of its own: each flushes a segment into each index
+      for (let i = 1; i <= 7; i++) {
+        const made = await s.raw('POST', `${NS}/events`, { as: s.admin, json: { title: `Quillwort recital ${i}`, start_date: `2031-04-0${i} 19:00`, end_date: `2031-04-0${i} 21:00` } });
+        expect(made.status).toBe(201);
+      }
+      const written = await segments();
+      expect(Math.min(...written)).toBeGreaterThanOrEqual(4); // FTS5 merges as it writes, in steps as small as the writes
+      let merged = written;
+      for (const start = Date.now(); Date.now() - start < 15_000 && merged.some((n, i) => n >= written[i]!); ) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        merged = await segments();
+      }
+      expect(Math.max(...merged)).toBeLessThanOrEqual(2); // one per level
+      const found = await s.raw('GET', `${NS}/events?search=quillwort&start_date=2031-01-01&end_date=2031-12-31&per_page=50`);
+      expect(found.body.events.map((e: { title: string }) => e.title).sort()).toEqual([1, 2, 3, 4, 5, 6, 7].map((i) => `Quillwort recital ${i}`));
+    } finally {
+      await s.close();
+    }
   });
 });

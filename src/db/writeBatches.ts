@@ -28,6 +28,11 @@ export abstract class WriteBatches<P extends Settles> {
     });
   }
 
+  /** No batch is being made, and none waits. */
+  get idle(): boolean {
+    return !this.running && this.queue.length === 0;
+  }
+
   /**
    * Resolves once every write queued so far (and any queued while they run) has settled: a process that stops waits
    * for it before it closes the connections, so a write it took in is made or refused, never cut off halfway.

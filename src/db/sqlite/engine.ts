@@ -17,6 +17,7 @@ import { GroupCommit } from './groupCommit.js';
 import { SqliteMedia } from './media.js';
 import { migrate, schemaVersionOf } from './migrate.js';
 import { nextScheduledOf, SqlitePosts } from './posts.js';
+import { IdleMerges } from './idleMerges.js';
 import { ReadThreads } from './readThreads.js';
 import { COUNT, SqliteTerms } from './terms.js';
 import { SqliteUsers } from './users.js';
@@ -96,6 +97,7 @@ export class SqliteEngine implements Engine {
   private readonly writer: Db;
   private readonly writerRepos: Repositories;
   private readonly group: GroupCommit;
+  private readonly merges: IdleMerges;
   private readonly idle: Reader[] = [];
   private readers = 0;
   private readonly waiting: ((reader: Reader) => void)[] = [];
@@ -136,6 +138,7 @@ export class SqliteEngine implements Engine {
         prune.run(wire(now.minus({ days: CHANGE_LOG_DAYS })));
       }
     }, memory ? null : () => this.walSync.sync());
+    this.merges = new IdleMerges(writer, this.group);
     // the generation is read on a connection of its own: the writer's commits then move its data_version, which
     // costs nothing to read; the change log is read only when it moved
     this.probe = memory ? writer : openReadOnly(path, { mmapBytes: this.mmapBytes });
@@ -241,12 +244,18 @@ export class SqliteEngine implements Engine {
 
   write<T>(work: (unit: WriteUnit) => Promise<T>): Promise<T> {
     const changes = new ChangeSet();
-    return this.group.run(() => work(recordingWrites(this.unit(), changes)), changes).catch(rethrow);
+    return this.group.run(() => work(recordingWrites(this.unit(), changes)), changes).then(this.written, rethrow);
   }
 
   bookkeep<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
-    return this.group.run(() => work(this.writerRepos), null).catch(rethrow);
+    return this.group.run(() => work(this.writerRepos), null).then(this.written, rethrow);
   }
+
+  /** A write's value, once its batch is made: what it added to the search indexes is merged when the writer is idle. */
+  private readonly written = <T>(value: T): T => {
+    this.merges.wrote();
+    return value;
+  };
 
   async bulk<T>(work: () => Promise<T>): Promise<T> {
     const db = this.writer;
@@ -293,6 +302,7 @@ export class SqliteEngine implements Engine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.merges.stop();
     await this.group.settled();
     await this.threads?.close();
     await this.lockout.close();

@@ -45,6 +45,25 @@ export class GroupCommit extends WriteBatches<Pending> {
     return this.enqueue({ work, changes });
   }
 
+  /**
+   * Runs `work` at once in a transaction of its own when no batch is being made or waiting, else not at all (returns
+   * undefined): upkeep that no write should wait behind, nor fail with. It runs to its end in this turn of the event
+   * loop, so no write can join it. Not made durable: it acknowledges nothing, and the next batch's sync covers it.
+   */
+  alone<T>(work: () => T): T | undefined {
+    if (!this.idle) return undefined;
+    const { begin, commit, rollback } = this.statements;
+    begin.run();
+    try {
+      const value = work();
+      commit.run();
+      return value;
+    } catch (error) {
+      if (this.db.inTransaction) rollback.run();
+      throw error;
+    }
+  }
+
   protected async commit(batch: Pending[]): Promise<void> {
     const outcomes: Outcome[] = [];
     const { begin, commit, rollback, savepoint, release, undo } = this.statements;
