@@ -278,6 +278,17 @@ describe('a category deleted while an event naming it is written', () => {
     expect([again.status, (again.body.organizer as { id: number }[]).map((o) => o.id)]).toEqual([201, [organizer]]);
   });
 
+  it('after an event named it: the next event naming it is written without it, though its kind was known', async () => {
+    const kept = (await create({ name: 'Kept after a deletion' })).body.id as number;
+    const doomed = (await create({ name: 'Deleted after naming' })).body.id as number;
+    const named = await s.raw('POST', `${NS}/events`, { as: s.admin, json: event('Naming it while it lives', [kept, doomed]) });
+    expect(categoryIds(named.body).sort()).toEqual([kept, doomed].sort());
+    expect((await s.raw('DELETE', `${NS}/categories/${doomed}?force=true`, { as: s.admin })).status).toBe(200);
+    const after = await s.raw('POST', `${NS}/events`, { as: s.admin, json: event('Naming it once deleted', [kept, doomed]) });
+    expect([after.status, categoryIds(after.body)]).toEqual([201, [kept]]);
+    expect(categoryIds((await s.raw('GET', `${NS}/events/${after.body.id}`)).body)).toEqual([kept]);
+  });
+
   it('while creates and updates naming it run at the same time: each written with or without it, never a 500', async () => {
     const kept = (await create({ name: 'Kept among writers' })).body.id as number;
     for (let round = 0; round < 5; round++) {
