@@ -54,8 +54,10 @@ export function openPool(url: string, options: PoolOptions, onError: (err: Error
     application_name: 'almanac',
     // no parallel workers: an API answers many short statements at once, and a worker costs more to start than such
     // a statement takes (a search of a rare word at a million events: 7.6 ms with one worker, 1.1 ms of work in
-    // each; 32 clients got 90 searches a second with them, 215 without), and takes a core another request needs
-    options: ['-c max_parallel_workers_per_gather=0', ...(options.genericPlans ? ['-c plan_cache_mode=force_generic_plan'] : [])].join(' '),
+    // each; 32 clients got 90 searches a second with them, 215 without), and takes a core another request needs. No
+    // JIT compilation either: it starts above a cost estimate, and compiling takes longer than any of these statements
+    // runs (the links of 14 views as one statement, estimated above it, took 100 ms to compile and under 1 to run)
+    options: ['-c max_parallel_workers_per_gather=0 -c jit=off', ...(options.genericPlans ? ['-c plan_cache_mode=force_generic_plan'] : [])].join(' '),
     ...(options.pipeline ? { pipeline: true } : {}),
     types: TYPES,
   });
