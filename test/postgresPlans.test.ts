@@ -13,6 +13,7 @@ import { TERM_COUNT } from '../src/db/postgres/terms.js';
 import { eventListSql, type ListSql } from '../src/db/listQueries.js';
 import { POSTGRES_DIALECT } from '../src/db/postgres/posts.js';
 import type { EventListQuery, LinkedListQuery } from '../src/db/records.js';
+import type { ViewLinksQuery } from '../src/db/engine.js';
 import { RARE_WORD, seed } from '../src/db/seed.js';
 import { protectedAccess } from '../src/domain/postRules.js';
 import { testDatabase, type TestDatabase } from './helpers/engines.js';
@@ -122,6 +123,41 @@ describe('a record read with its links on PostgreSQL', () => {
     expect(await translationProbes('fr')).toBeGreaterThan(0);
   });
 });
+
+describe('the links of views asked for in one turn on PostgreSQL', () => {
+  it('are read by one statement, each the links it would read alone', async () => {
+    const rows = (await admin.query<{ venue_id: string; organizer_id: string; term_id: string; translation_group: string }>(`SELECT e.venue_id, o.organizer_id, t.term_id, p.translation_group
+      FROM events e JOIN posts p ON p.id = e.post_id JOIN event_organizers o ON o.event_id = e.post_id JOIN event_terms t ON t.event_id = e.post_id
+      WHERE e.venue_id IS NOT NULL ORDER BY e.post_id LIMIT 6`)).rows;
+    const asked: ViewLinksQuery[] = rows.map((r, i) => ({
+      lang: i % 2 ? 'fr' : 'en', venueIds: [Number(r.venue_id)], organizerIds: [Number(r.organizer_id)], termIds: [Number(r.term_id)], imageIds: [],
+      groups: { event: [Number(r.translation_group)], venue: [], organizer: [] },
+    }));
+    asked.push({ lang: 'de', venueIds: [], organizerIds: [], termIds: [], imageIds: [], groups: { event: [], venue: [], organizer: [] } });
+    const alone = [];
+    for (const q of asked) alone.push(await engine.read((repos) => repos.posts.viewLinks(q)));
+    expect(alone.filter((links) => links.venues.size > 0 && links.terms.size > 0)).toHaveLength(6);
+    const sent = countQueries();
+    try {
+      const together = await engine.read((repos) => Promise.all(asked.map((q) => repos.posts.viewLinks(q))));
+      expect(together).toEqual(alone);
+      expect(sent.count).toBe(1);
+    } finally {
+      sent.stop();
+    }
+  });
+});
+
+/** Counts the statements every pg client sends until stopped. */
+function countQueries(): { count: number; stop: () => void } {
+  const original = pg.Client.prototype.query;
+  const counter = { count: 0, stop: () => void (pg.Client.prototype.query = original) };
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    counter.count++;
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+  return counter;
+}
 
 describe('term counts on PostgreSQL', () => {
   it('leave out a term\'s scheduled events through its own scheduled links, not every scheduled event of the calendar', async () => {
@@ -320,6 +356,16 @@ describe('plans kept on PostgreSQL', () => {
       expect(await query(pool, `SELECT name FROM pg_prepared_statements WHERE statement NOT LIKE '%pg_prepared_statements%'`, [])).toEqual([]);
     } finally {
       await pool.end();
+    }
+  });
+  it('never compile a statement (JIT): the links of many views, estimated above its threshold, ran 100 times longer', async () => {
+    for (const options of [{ max: 1 }, { max: 1, genericPlans: true, pipeline: true }]) {
+      const pool = openPool(database.url!, options, () => undefined);
+      try {
+        expect(await query(pool, 'SHOW jit')).toEqual([{ jit: 'off' }]);
+      } finally {
+        await pool.end();
+      }
     }
   });
   it('share a process\'s connections between the pools, at least one each', () => {

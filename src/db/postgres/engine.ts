@@ -9,7 +9,7 @@ import { ChangeSignal } from './changeSignal.js';
 import { PostgresGroupCommit, type Attempt, type BatchContext } from './groupCommit.js';
 import { PostgresMedia } from './media.js';
 import { migratePostgres, schemaVersion } from './migrate.js';
-import { EventCreates, NEXT_SCHEDULED, PostgresPosts } from './posts.js';
+import { EventCreates, NEXT_SCHEDULED, PostgresPosts, ViewLinksReads, type Together } from './posts.js';
 import { query } from './sql.js';
 import { PostgresTerms, TERM_COUNT } from './terms.js';
 import { PostgresUsers } from './users.js';
@@ -26,8 +26,8 @@ export interface PostgresOptions {
  * The repositories of the pools (reads, bookkeeping: statements by key on `db`, lists on `lists`) or of one
  * transaction's connection (writes: both the same).
  */
-export function repositoriesOf(db: Queryable, lists: Queryable = db, eventCreates?: EventCreates): Repositories {
-  return { posts: new PostgresPosts(db, lists, eventCreates), terms: new PostgresTerms(db, lists), users: new PostgresUsers(db), media: new PostgresMedia(db) };
+export function repositoriesOf(db: Queryable, lists: Queryable = db, together?: Together): Repositories {
+  return { posts: new PostgresPosts(db, lists, together), terms: new PostgresTerms(db, lists), users: new PostgresUsers(db), media: new PostgresMedia(db) };
 }
 
 /** One reading of the change log and of what else moves a generation. */
@@ -75,7 +75,8 @@ export class PostgresEngine implements Engine {
   readonly lockout: PostgresLockout;
 
   private constructor(private readonly pool: pg.Pool, private readonly lists: pg.Pool, private readonly writes: pg.Pool, url: string, readonly applied: number[], trackedPairs: number) {
-    this.repos = repositoriesOf(new TurnLanes(pool), lists);
+    const keys = new TurnLanes(pool);
+    this.repos = repositoriesOf(keys, lists, { viewLinks: new ViewLinksReads(keys) });
     this.signal = new ChangeSignal(url);
     this.lockout = new PostgresLockout(pool, trackedPairs);
     let pruned = 0;
@@ -280,7 +281,7 @@ function eventCreatesOf(client: pg.PoolClient): EventCreates {
 /** A write's view: the repositories of its transaction's connection, its time, and nested savepoints. */
 function unitOf(client: pg.PoolClient, now: DateTime, eventCreates?: EventCreates): WriteUnit {
   let depth = 0;
-  return Object.assign(repositoriesOf(client, client, eventCreates), {
+  return Object.assign(repositoriesOf(client, client, { eventCreates }), {
     now,
     async savepoint<T>(work: () => Promise<T>): Promise<T> {
       const name = `nested_${++depth}`;
