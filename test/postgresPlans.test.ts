@@ -5,14 +5,15 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPool, splitPool } from '../src/db/postgres/connection.js';
 import { PostgresEngine } from '../src/db/postgres/engine.js';
-import { SLUG_LOOKUP, VIEW_LINKS, WITH_LINKS } from '../src/db/postgres/posts.js';
+import { SLUG_LOOKUP, VIEW_LINKS, WITH_LINKS, WITH_LINKS_EACH } from '../src/db/postgres/posts.js';
 import { toWire } from '../src/domain/dates.js';
 import { DateTime } from 'luxon';
 import { named, query } from '../src/db/postgres/sql.js';
 import { TERM_COUNT } from '../src/db/postgres/terms.js';
 import { eventListSql, type ListSql } from '../src/db/listQueries.js';
 import { POSTGRES_DIALECT } from '../src/db/postgres/posts.js';
-import type { EventListQuery, LinkedListQuery } from '../src/db/records.js';
+import type { EventListQuery, LinkedListQuery, PostType } from '../src/db/records.js';
+import type { Lang } from '../src/domain/context.js';
 import type { ViewLinksQuery } from '../src/db/engine.js';
 import { RARE_WORD, seed } from '../src/db/seed.js';
 import { protectedAccess } from '../src/domain/postRules.js';
@@ -105,6 +106,13 @@ describe('a record read with its links on PostgreSQL', () => {
     for (const [scan, rows] of rowsRead(found)) expect(rows, scan).toBeLessThan(20);
     expect(plan).toMatch(/"Relation Name":"venues"/);
   });
+  it('read several events with their links in one statement by key as well', async () => {
+    const ids = (await admin.query<{ id: string }>(`SELECT e.post_id AS id FROM events e JOIN event_organizers o ON o.event_id = e.post_id
+      WHERE e.venue_id IS NOT NULL ORDER BY e.post_id DESC LIMIT 4`)).rows.map((r) => Number(r.id));
+    const { scans: found } = await genericScans(WITH_LINKS_EACH.event, [ids, ids.map(() => 'en'), toWire(DateTime.utc())]);
+    expect(wholeReads(found)).toEqual([]);
+    for (const [scan, rows] of rowsRead(found)) expect(rows, scan).toBeLessThan(20 * ids.length);
+  });
   it('read the links of a page of events by key as well', async () => {
     const rows = (await admin.query<{ venue_id: string; organizer_id: string; term_id: string; translation_group: string }>(`SELECT e.venue_id, o.organizer_id, t.term_id, p.translation_group
       FROM events e JOIN posts p ON p.id = e.post_id JOIN event_organizers o ON o.event_id = e.post_id JOIN event_terms t ON t.event_id = e.post_id
@@ -142,6 +150,30 @@ describe('the links of views asked for in one turn on PostgreSQL', () => {
       const together = await engine.read((repos) => Promise.all(asked.map((q) => repos.posts.viewLinks(q))));
       expect(together).toEqual(alone);
       expect(sent.count).toBe(1);
+    } finally {
+      sent.stop();
+    }
+  });
+});
+
+describe('records read with their links in one turn on PostgreSQL', () => {
+  it('are read by one statement per type, each as its own statement would read it', async () => {
+    const ids = async (type: string) => (await admin.query<{ id: string }>(`SELECT id FROM posts WHERE type = $1 ORDER BY id DESC LIMIT 3`, [type])).rows.map((r) => Number(r.id));
+    const [events, venues] = [await ids('event'), await ids('venue')];
+    const asked: [PostType, number, Lang][] = [
+      ...events.map((id, i): [PostType, number, Lang] => ['event', id, i % 2 ? 'fr' : 'en']),
+      ...venues.map((id): [PostType, number, Lang] => ['venue', id, 'de']),
+      ['event', venues[0]!, 'en'], // not an event: no record
+      ['event', 999_999_999, 'en'],
+    ];
+    const alone = [];
+    for (const [type, id, lang] of asked) alone.push(await engine.read((repos) => repos.posts.findWithLinks(type, id, lang)));
+    expect(alone.map((found) => found?.record.id ?? null)).toEqual([...events, ...venues, null, null]);
+    const sent = countQueries();
+    try {
+      const together = await engine.read((repos) => Promise.all(asked.map(([type, id, lang]) => repos.posts.findWithLinks(type, id, lang))));
+      expect(together).toEqual(alone);
+      expect(sent.count).toBe(2);
     } finally {
       sent.stop();
     }

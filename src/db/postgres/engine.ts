@@ -9,7 +9,7 @@ import { ChangeSignal } from './changeSignal.js';
 import { PostgresGroupCommit, type Attempt, type BatchContext } from './groupCommit.js';
 import { PostgresMedia } from './media.js';
 import { migratePostgres, schemaVersion } from './migrate.js';
-import { EventCreates, NEXT_SCHEDULED, PostgresPosts, ViewLinksReads, type Together } from './posts.js';
+import { EventCreates, NEXT_SCHEDULED, PostgresPosts, TurnReads, type Together } from './posts.js';
 import { query } from './sql.js';
 import { PostgresTerms, TERM_COUNT } from './terms.js';
 import { PostgresUsers } from './users.js';
@@ -76,7 +76,7 @@ export class PostgresEngine implements Engine {
 
   private constructor(private readonly pool: pg.Pool, private readonly lists: pg.Pool, private readonly writes: pg.Pool, url: string, readonly applied: number[], trackedPairs: number) {
     const keys = new TurnLanes(pool);
-    this.repos = repositoriesOf(keys, lists, { viewLinks: new ViewLinksReads(keys) });
+    this.repos = repositoriesOf(keys, lists, { reads: new TurnReads(keys) });
     this.signal = new ChangeSignal(url);
     this.lockout = new PostgresLockout(pool, trackedPairs);
     let pruned = 0;

@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import type { Lang } from '../../domain/context.js';
 import { collationKey, foldForSearch, slugForQuery } from '../../domain/text.js';
 import type { PostsRepository, RecordWithLinks, Translations, ViewLinks, ViewLinksQuery } from '../engine.js';
@@ -210,29 +211,42 @@ export const VIEW_LINKS_EACH = (() => {
 })();
 
 /**
- * `findWithLinks` of each type in one round trip: the record ($1, of the type), as `findMany` reads it, as a JSON
- * column, and `viewLinks` of what `viewLinksQuery` would ask for it, taken from it in the statement. $2 the language,
- * $3 now. No record of the type: a null record and no links.
+ * `findWithLinks` of a type as one statement: the record (`id`, of the type), as `findMany` reads it, as a JSON
+ * column, and `viewLinks` of what `viewLinksQuery` would ask for it, taken from it in the statement; `lang` the
+ * language, `now` now (expressions). No record of the type: a null record and no links.
  */
-export const WITH_LINKS = Object.fromEntries((['event', 'venue', 'organizer'] as const).map((type) => {
+function withLinksSql(type: PostType, id: string, lang: string, now: string): string {
   const none = `'{}'`;
   const shown = type === 'event'
     ? `SELECT d.*, ${POST_READ_COLUMNS},
          ARRAY(SELECT eo.organizer_id FROM event_organizers eo WHERE eo.event_id = p.id ORDER BY eo.position) AS organizer_ids,
          ARRAY(SELECT et.term_id FROM event_terms et WHERE et.event_id = p.id) AS term_ids
-       FROM posts p JOIN events d ON d.post_id = p.id WHERE p.id = $1`
-    : `SELECT d.*, ${POST_READ_COLUMNS} FROM posts p JOIN ${DETAIL_TABLE[type]} d ON d.post_id = p.id WHERE p.id = $1`;
+       FROM posts p JOIN events d ON d.post_id = p.id WHERE p.id = ${id}`
+    : `SELECT d.*, ${POST_READ_COLUMNS} FROM posts p JOIN ${DETAIL_TABLE[type]} d ON d.post_id = p.id WHERE p.id = ${id}`;
   const { ctes, columns } = viewLinksSql({
     venueIds: type === 'event' ? 'ARRAY(SELECT venue_id FROM shown WHERE venue_id <> 0)' : none,
     organizerIds: type === 'event' ? `COALESCE((SELECT organizer_ids FROM shown), ${none})` : none,
     termIds: type === 'event' ? `COALESCE((SELECT term_ids FROM shown), ${none})` : none,
     imageIds: 'ARRAY(SELECT image_id FROM shown WHERE image_id <> 0)',
     groups: { event: none, venue: none, organizer: none, [type]: 'ARRAY(SELECT translation_group FROM shown)' },
-    lang: '$2',
-    now: '$3',
+    lang,
+    now,
   });
-  return [type, `WITH shown AS (${shown}), ${ctes} SELECT (SELECT row_to_json(shown) FROM shown) AS record, ${columns}`];
-})) as Record<PostType, string>;
+  return `WITH shown AS (${shown}), ${ctes} SELECT (SELECT row_to_json(shown) FROM shown) AS record, ${columns}`;
+}
+
+const POST_TYPES = ['event', 'venue', 'organizer'] as const;
+
+/** `findWithLinks` of each type in one round trip: $1 the id, $2 the language, $3 now. */
+export const WITH_LINKS = Object.fromEntries(POST_TYPES.map((type) => [type, withLinksSql(type, '$1', '$2', '$3')])) as Record<PostType, string>;
+
+/**
+ * `findWithLinks` of several records of a type in one statement, a row for each as WITH_LINKS reads it alone, in
+ * their order (`ord`, from 1): $1 their ids, $2 their languages, $3 now.
+ */
+export const WITH_LINKS_EACH = Object.fromEntries(POST_TYPES.map((type) => [type,
+  `SELECT q.ord, l.* FROM unnest($1::bigint[], $2::text[]) WITH ORDINALITY AS q(id, lang, ord)
+    CROSS JOIN LATERAL (${withLinksSql(type, 'q.id', 'q.lang', '$3')}) l ORDER BY q.ord`])) as Record<PostType, string>;
 
 /** One row of `viewLinksSql`'s columns. */
 interface LinksRow { venues: Row[] | null; organizers: Row[] | null; members: (TranslationRow & { type: PostType })[] | null; terms: TermRow[] | null; media: MediaRow[] | null }
@@ -342,59 +356,76 @@ const CREATE_EVENTS = `WITH a AS (SELECT e, ord FROM jsonb_array_elements($1::js
     SELECT d.*, ${POST_READ_COLUMNS}, v.ord AS almanac_ord FROM p JOIN details d ON d.post_id = p.id JOIN v ON v.id = p.id`;
 
 /**
- * The `viewLinks` reads asked for in one turn of the event loop, made by one statement (VIEW_LINKS_EACH), each
- * answered with its own links exactly as VIEW_LINKS alone would read them. The answers of a batch of writes read
- * their records' links in the same turn, once the batch has committed: by hand, the links of 14 new events (100,000
- * events) cost 850-950 µs of this process's CPU and 1,700-1,800 µs of PostgreSQL's as 14 statements, 250-410 and
- * 480-800 as one.
+ * Reads by key asked for in one turn of the event loop, made by one statement per kind: a view's links (VIEW_LINKS
+ * alone, VIEW_LINKS_EACH for several) and a record with its links (WITH_LINKS, WITH_LINKS_EACH), each answered with
+ * exactly the row its own statement would read. Much of such a statement's cost is PostgreSQL's work to start it and
+ * this process's to send it and read its answer: the answers of a batch of writes, once it has committed, read their
+ * records' links in the same turn, and by hand the links of 14 new events (100,000 events) cost 850-950 µs of this
+ * process's CPU and 1,700-1,800 µs of PostgreSQL's as 14 statements, 250-410 and 480-800 as one.
  */
-export class ViewLinksReads {
-  private pending: { q: ViewLinksQuery; resolve: (row: LinksRow) => void; reject: (err: unknown) => void }[] = [];
+export class TurnReads {
+  readonly links: InOneStatement<ViewLinksQuery, LinksRow>;
+  readonly records: Record<PostType, InOneStatement<{ id: number; lang: Lang }, LinksRow & { record: Row | null }>>;
 
-  constructor(private readonly db: Queryable) {}
+  constructor(db: Queryable) {
+    this.links = new InOneStatement(db,
+      (q) => [VIEW_LINKS, [q.venueIds, q.organizerIds, q.lang, q.termIds, q.imageIds, q.groups.event, q.groups.venue, q.groups.organizer, utcNowWire()]],
+      (asked) => {
+        const each = (ids: (q: ViewLinksQuery) => number[]) => asked.map((q) => `{${ids(q).join(',')}}`);
+        return [VIEW_LINKS_EACH, [each((q) => q.venueIds), each((q) => q.organizerIds), asked.map((q) => q.lang), each((q) => q.termIds), each((q) => q.imageIds),
+          each((q) => q.groups.event), each((q) => q.groups.venue), each((q) => q.groups.organizer), utcNowWire()]];
+      });
+    this.records = Object.fromEntries(POST_TYPES.map((type) => [type, new InOneStatement<{ id: number; lang: Lang }, LinksRow & { record: Row | null }>(db,
+      ({ id, lang }) => [WITH_LINKS[type], [id, lang, utcNowWire()]],
+      (asked) => [WITH_LINKS_EACH[type], [asked.map((a) => a.id), asked.map((a) => a.lang), utcNowWire()]])])) as TurnReads['records'];
+  }
+}
 
-  read(q: ViewLinksQuery): Promise<LinksRow> {
+/**
+ * The calls of one kind asked for in one turn of the event loop, read by one statement: `one`'s for a single call,
+ * `each`'s for several (a row per call, numbered by `ord` from 1 in the order of the calls).
+ */
+class InOneStatement<A, R extends pg.QueryResultRow> {
+  private pending: { asked: A; resolve: (row: R) => void; reject: (err: unknown) => void }[] = [];
+
+  constructor(private readonly db: Queryable, private readonly one: (asked: A) => [string, unknown[]], private readonly each: (asked: A[]) => [string, unknown[]]) {}
+
+  read(asked: A): Promise<R> {
     return new Promise((resolve, reject) => {
-      if (this.pending.push({ q, resolve, reject }) === 1) setImmediate(() => void this.flush());
+      if (this.pending.push({ asked, resolve, reject }) === 1) setImmediate(() => void this.flush());
     });
   }
 
   private async flush(): Promise<void> {
-    const asked = this.pending;
+    const calls = this.pending;
     this.pending = [];
     try {
-      if (asked.length === 1) {
-        const { q } = asked[0]!;
-        const [row] = await query<LinksRow>(this.db, VIEW_LINKS,
-          [q.venueIds, q.organizerIds, q.lang, q.termIds, q.imageIds, q.groups.event, q.groups.venue, q.groups.organizer, utcNowWire()]);
-        asked[0]!.resolve(row!);
+      if (calls.length === 1) {
+        const [row] = await query<R>(this.db, ...this.one(calls[0]!.asked));
+        calls[0]!.resolve(row!);
         return;
       }
-      const each = (ids: (q: ViewLinksQuery) => number[]) => asked.map(({ q }) => `{${ids(q).join(',')}}`);
-      const rows = await query<LinksRow & { ord: number }>(this.db, VIEW_LINKS_EACH, [
-        each((q) => q.venueIds), each((q) => q.organizerIds), asked.map(({ q }) => q.lang), each((q) => q.termIds), each((q) => q.imageIds),
-        each((q) => q.groups.event), each((q) => q.groups.venue), each((q) => q.groups.organizer), utcNowWire(),
-      ]);
+      const rows = await query<R & { ord: number }>(this.db, ...this.each(calls.map((c) => c.asked)));
       const byOrd = new Map(rows.map((row) => [Number(row.ord), row]));
-      asked.forEach(({ resolve }, i) => resolve(byOrd.get(i + 1)!));
+      calls.forEach(({ resolve }, i) => resolve(byOrd.get(i + 1)!));
     } catch (err) {
-      for (const { reject } of asked) reject(err);
+      for (const { reject } of calls) reject(err);
     }
   }
 }
 
-/** What PostgresPosts makes together with the other calls of its turn: new events (EventCreates), views' links (ViewLinksReads). */
+/** What PostgresPosts makes together with the other calls of its turn: new events (EventCreates), reads by key (TurnReads). */
 export interface Together {
   eventCreates?: EventCreates;
-  viewLinks?: ViewLinksReads;
+  reads?: TurnReads;
 }
 
 /** Events, venues and organizers on PostgreSQL: the same records and rules as the SQLite engine's repository. */
 export class PostgresPosts implements PostsRepository {
   /**
    * `lists`: where list statements go (the lists pool, or the same transaction's connection as `db`). `together`:
-   * new events are written through its `eventCreates` (writes run beside one another), views' links read through its
-   * `viewLinks` (reads of the pool), else each by its own statement.
+   * new events are written through its `eventCreates` (writes run beside one another), records with their links and
+   * views' links read through its `reads` (reads of the pool), else each by its own statement.
    */
   constructor(private readonly db: Queryable, private readonly lists: Queryable = db, private readonly together: Together = {}) {}
 
@@ -466,14 +497,16 @@ export class PostgresPosts implements PostsRepository {
   }
 
   async viewLinks(q: ViewLinksQuery): Promise<ViewLinks> {
-    if (this.together.viewLinks) return linksFromRow(await this.together.viewLinks.read(q));
+    if (this.together.reads) return linksFromRow(await this.together.reads.links.read(q));
     const [row] = await query<LinksRow>(this.db, VIEW_LINKS,
       [q.venueIds, q.organizerIds, q.lang, q.termIds, q.imageIds, q.groups.event, q.groups.venue, q.groups.organizer, utcNowWire()]);
     return linksFromRow(row!);
   }
 
   async findWithLinks<T extends PostType>(type: T, id: number, lang: Lang): Promise<RecordWithLinks<T> | null> {
-    const [row] = await query<LinksRow & { record: Row | null }>(this.db, WITH_LINKS[type], [id, lang, utcNowWire()]);
+    const row = this.together.reads
+      ? await this.together.reads.records[type].read({ id, lang })
+      : (await query<LinksRow & { record: Row | null }>(this.db, WITH_LINKS[type], [id, lang, utcNowWire()]))[0];
     return row!.record ? { record: recordFromRow(type, row!.record), links: linksFromRow(row!) } : null;
   }
 
