@@ -94,42 +94,48 @@ export interface KnownReferences {
  * runs again, as when it is deleted between the read and the lock (see `writeEventAndShow`).
  */
 class ReferenceKinds {
-  private readonly terms = new Map<number, { taxonomy: Taxonomy; at: number }>();
-  private readonly types = new Map<number, { type: PostType; at: number }>();
+  private readonly terms = new KeptKinds<Taxonomy>(tag.term);
+  private readonly types = new KeptKinds<PostType>(tag.post);
 
   constructor(private readonly changes: ChangeTracker) {}
 
   /** What `named` names, those not known here read by `read` (which finds those it can). */
   async of(named: { terms: number[]; posts: number[] }, read: (unseen: { terms: number[]; posts: number[] }) => Promise<KnownReferences>): Promise<KnownReferences> {
-    const terms = new Map<number, Taxonomy>();
-    const types = new Map<number, PostType>();
-    const unseen = { terms: [] as number[], posts: [] as number[] };
-    for (const id of named.terms) {
-      const kept = this.terms.get(id);
-      if (kept && this.changes.isCurrent([tag.term(id)], kept.at)) terms.set(id, kept.taxonomy);
-      else unseen.terms.push(id);
-    }
-    for (const id of named.posts) {
-      const kept = this.types.get(id);
-      if (kept && this.changes.isCurrent([tag.post(id)], kept.at)) types.set(id, kept.type);
-      else unseen.posts.push(id);
-    }
+    const terms = this.terms.known(named.terms, this.changes);
+    const types = this.types.known(named.posts, this.changes);
+    const unseen = { terms: named.terms.filter((id) => !terms.has(id)), posts: named.posts.filter((id) => !types.has(id)) };
     if (unseen.terms.length === 0 && unseen.posts.length === 0) return { terms, types };
     const at = this.changes.now;
     const found = await read(unseen);
-    if (this.terms.size + this.types.size > 100_000) {
-      this.terms.clear();
-      this.types.clear();
-    }
-    for (const [id, taxonomy] of found.terms) {
-      this.terms.set(id, { taxonomy, at });
-      terms.set(id, taxonomy);
-    }
-    for (const [id, type] of found.types) {
-      this.types.set(id, { type, at });
-      types.set(id, type);
-    }
+    this.terms.keep(found.terms, at, terms);
+    this.types.keep(found.types, at, types);
     return { terms, types };
+  }
+}
+
+/** One kind of ReferenceKinds: a value per id, as of a stamp, standing while the id's tag has not changed since. */
+class KeptKinds<V> {
+  private readonly kept = new Map<number, { value: V; at: number }>();
+
+  constructor(private readonly tagOf: (id: number) => string) {}
+
+  /** Those of `ids` kept and still current. */
+  known(ids: number[], changes: ChangeTracker): Map<number, V> {
+    const known = new Map<number, V>();
+    for (const id of ids) {
+      const kept = this.kept.get(id);
+      if (kept && changes.isCurrent([this.tagOf(id)], kept.at)) known.set(id, kept.value);
+    }
+    return known;
+  }
+
+  /** Keeps what was read after stamp `at`, and adds it to `into`. */
+  keep(found: ReadonlyMap<number, V>, at: number, into: Map<number, V>): void {
+    if (this.kept.size > 50_000) this.kept.clear();
+    for (const [id, value] of found) {
+      this.kept.set(id, { value, at });
+      into.set(id, value);
+    }
   }
 }
 

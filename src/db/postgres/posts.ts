@@ -96,8 +96,10 @@ const LANGS: readonly Lang[] = ['en', 'fr', 'de'];
 
 const placeholders = (count: number, from = 1) => Array.from({ length: count }, (_, i) => `$${i + from}`).join(', ');
 
+const POST_TYPES = ['event', 'venue', 'organizer'] as const;
+
 /** The SQL of one type's insert and update, built once from the shared column lists. */
-const STATEMENTS = Object.fromEntries((['event', 'venue', 'organizer'] as const).map((type) => [type, {
+const STATEMENTS = Object.fromEntries(POST_TYPES.map((type) => [type, {
   updateDetails: `UPDATE ${DETAIL_TABLE[type]} SET ${DETAIL_COLUMNS[type].map((c, i) => `${c} = $${i + 2}`).join(', ')} WHERE post_id = $1`,
   rows: type === 'event'
     // an event with its organizers (in order) and terms, in one round trip
@@ -235,8 +237,6 @@ function withLinksSql(type: PostType, id: string, lang: string, now: string): st
   return `WITH shown AS (${shown}), ${ctes} SELECT (SELECT row_to_json(shown) FROM shown) AS record, ${columns}`;
 }
 
-const POST_TYPES = ['event', 'venue', 'organizer'] as const;
-
 /** `findWithLinks` of each type in one round trip: $1 the id, $2 the language, $3 now. */
 export const WITH_LINKS = Object.fromEntries(POST_TYPES.map((type) => [type, withLinksSql(type, '$1', '$2', '$3')])) as Record<PostType, string>;
 
@@ -368,18 +368,23 @@ export class TurnReads {
   readonly records: Record<PostType, InOneStatement<{ id: number; lang: Lang }, LinksRow & { record: Row | null }>>;
 
   constructor(db: Queryable) {
-    this.links = new InOneStatement(db,
-      (q) => [VIEW_LINKS, [q.venueIds, q.organizerIds, q.lang, q.termIds, q.imageIds, q.groups.event, q.groups.venue, q.groups.organizer, utcNowWire()]],
-      (asked) => {
-        const each = (ids: (q: ViewLinksQuery) => number[]) => asked.map((q) => `{${ids(q).join(',')}}`);
-        return [VIEW_LINKS_EACH, [each((q) => q.venueIds), each((q) => q.organizerIds), asked.map((q) => q.lang), each((q) => q.termIds), each((q) => q.imageIds),
-          each((q) => q.groups.event), each((q) => q.groups.venue), each((q) => q.groups.organizer), utcNowWire()]];
-      });
+    this.links = new InOneStatement(db, viewLinksAlone, (asked) => {
+      const each = (ids: (q: ViewLinksQuery) => number[]) => asked.map((q) => `{${ids(q).join(',')}}`);
+      return [VIEW_LINKS_EACH, [each((q) => q.venueIds), each((q) => q.organizerIds), asked.map((q) => q.lang), each((q) => q.termIds), each((q) => q.imageIds),
+        each((q) => q.groups.event), each((q) => q.groups.venue), each((q) => q.groups.organizer), utcNowWire()]];
+    });
     this.records = Object.fromEntries(POST_TYPES.map((type) => [type, new InOneStatement<{ id: number; lang: Lang }, LinksRow & { record: Row | null }>(db,
-      ({ id, lang }) => [WITH_LINKS[type], [id, lang, utcNowWire()]],
+      (asked) => withLinksAlone(type, asked),
       (asked) => [WITH_LINKS_EACH[type], [asked.map((a) => a.id), asked.map((a) => a.lang), utcNowWire()]])])) as TurnReads['records'];
   }
 }
+
+/** VIEW_LINKS and its values for one query. */
+const viewLinksAlone = (q: ViewLinksQuery): [string, unknown[]] =>
+  [VIEW_LINKS, [q.venueIds, q.organizerIds, q.lang, q.termIds, q.imageIds, q.groups.event, q.groups.venue, q.groups.organizer, utcNowWire()]];
+
+/** WITH_LINKS of a type and its values for one record. */
+const withLinksAlone = (type: PostType, { id, lang }: { id: number; lang: Lang }): [string, unknown[]] => [WITH_LINKS[type], [id, lang, utcNowWire()]];
 
 /**
  * The calls of one kind asked for in one turn of the event loop, read by one statement: `one`'s for a single call,
@@ -498,15 +503,14 @@ export class PostgresPosts implements PostsRepository {
 
   async viewLinks(q: ViewLinksQuery): Promise<ViewLinks> {
     if (this.together.reads) return linksFromRow(await this.together.reads.links.read(q));
-    const [row] = await query<LinksRow>(this.db, VIEW_LINKS,
-      [q.venueIds, q.organizerIds, q.lang, q.termIds, q.imageIds, q.groups.event, q.groups.venue, q.groups.organizer, utcNowWire()]);
+    const [row] = await query<LinksRow>(this.db, ...viewLinksAlone(q));
     return linksFromRow(row!);
   }
 
   async findWithLinks<T extends PostType>(type: T, id: number, lang: Lang): Promise<RecordWithLinks<T> | null> {
     const row = this.together.reads
       ? await this.together.reads.records[type].read({ id, lang })
-      : (await query<LinksRow & { record: Row | null }>(this.db, WITH_LINKS[type], [id, lang, utcNowWire()]))[0];
+      : (await query<LinksRow & { record: Row | null }>(this.db, ...withLinksAlone(type, { id, lang })))[0];
     return row!.record ? { record: recordFromRow(type, row!.record), links: linksFromRow(row!) } : null;
   }
 
