@@ -1,6 +1,8 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PostType } from '../src/db/records.js';
+import type { Lang } from '../src/domain/context.js';
 import { NS, TestServer } from './helpers/server.js';
 
 /**
@@ -112,6 +114,56 @@ describe('a GET of one record', () => {
     if (TestServer.engine !== 'postgres') return; // SQLite's statements cost no round trip: it reads each kind apart
     expect(byId.map((r) => r.count)).toEqual([1, 1, 1]);
     expect(bySlug.map((r) => r.count)).toEqual([2, 2, 2]);
+  });
+});
+
+describe('records read by id or slug in one turn', () => {
+  /** Events in English and French, venues and organizers asked in other languages than theirs, and two misses. */
+  async function askedInOneTurn(): Promise<[PostType, number, Lang][]> {
+    const events = (await statementsOf('/events?start_date=2031-03-01&end_date=2031-03-31')).body.events as any[];
+    const french = (await statementsOf(`/events/${events[0].id}?xlate_language=fr`)).body;
+    return [
+      ...events.slice(0, 3).map((e): [PostType, number, Lang] => ['event', e.id, 'en']),
+      ...events.slice(3).map((e): [PostType, number, Lang] => ['event', e.id, 'fr']),
+      ['venue', events[0].venue.id, 'fr'], ['venue', french.venue.id, 'en'], ['venue', events[1].venue.id, 'de'],
+      ['organizer', events[1].organizer[0].id, 'de'], ['organizer', events[2].organizer[1].id, 'en'],
+      ['event', events[0].venue.id, 'en'], // not an event: no record
+      ['event', 999_999_999, 'fr'],
+    ];
+  }
+
+  it('are each read as alone, by statements that do not grow with their number', async () => {
+    const asked = await askedInOneTurn();
+    const alone = [];
+    for (const [type, id, lang] of asked) alone.push(await s.engine.read((repos) => repos.posts.findWithLinks(type, id, lang)));
+    expect(alone.filter((found) => found !== null)).toHaveLength(asked.length - 2);
+    expect(alone.filter((found) => found && found.links.venues.size > 1 && found.links.terms.size > 1)).not.toHaveLength(0);
+    statements = 0;
+    counting = true;
+    let together;
+    try {
+      together = await s.engine.read((repos) => Promise.all(asked.map(([type, id, lang]) => repos.posts.findWithLinks(type, id, lang))));
+    } finally {
+      counting = false;
+    }
+    expect(together).toEqual(alone);
+    // PostgreSQL: one statement per type. SQLite: the records of each type, then each language's links (venues,
+    // organizers, translation members, images, terms), in a transaction of their own inside the read's
+    const types = new Set(asked.map(([type]) => type)).size;
+    const languages = new Set(asked.map(([, , lang]) => lang)).size;
+    expect(statements).toBeLessThanOrEqual(TestServer.engine === 'postgres' ? types : 2 + 2 + types + 5 * languages);
+  });
+
+  it('answer concurrent GETs as they answer each alone', async () => {
+    const paths = (await askedInOneTurn()).map(([type, id, lang]) => `/${type === 'event' ? 'events' : `${type}s`}/${id}?xlate_language=${lang}`);
+    const answer = async (path: string) => {
+      const r = await s.raw('GET', `${NS}${path}`);
+      return { status: r.status, etag: r.headers.get('etag'), body: r.body };
+    };
+    const alone = [];
+    for (const path of paths) alone.push(await answer(path));
+    expect(alone.map((a) => a.status)).toEqual([...paths.slice(0, -2).map(() => 200), 400, 404]); // the id of a venue, no id
+    for (let round = 0; round < 3; round++) expect(await Promise.all(paths.map(answer))).toEqual(alone);
   });
 });
 

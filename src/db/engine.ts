@@ -65,6 +65,42 @@ export interface ViewLinks {
   media: Map<number, MediaRecord>;
 }
 
+/**
+ * The links `viewLinks(q)` reads, taken from `read`, what `viewLinks` read for queries of the same language among
+ * which `q` was: each map kept to the entries `q` alone would have read (its venues, organizers and terms, each
+ * with its translation in `q.lang` when it is in another language; the members of its groups and of its linked
+ * records' groups; its images and its linked records').
+ */
+export function linksAmong(q: ViewLinksQuery, read: ViewLinks): ViewLinks {
+  type Translatable = { id: number; lang: Lang; translationGroup: number };
+  // what an asked record stands for in the language: itself, and the record of its translation group in it
+  const askedWithTranslations = <T extends Translatable>(ids: number[], all: Map<number, T>, sameKind: (asked: T, other: T) => boolean): Map<number, T> => {
+    const asked = ids.map((id) => all.get(id)).filter((r): r is T => r !== undefined);
+    const elsewhere = asked.filter((r) => r.lang !== q.lang);
+    const kept = new Map<number, T>();
+    for (const [id, r] of all) {
+      if (ids.includes(id) || (r.lang === q.lang && elsewhere.some((a) => a.translationGroup === r.translationGroup && sameKind(a, r)))) kept.set(id, r);
+    }
+    return kept;
+  };
+  const venues = askedWithTranslations(q.venueIds, read.venues, () => true);
+  const organizers = askedWithTranslations(q.organizerIds, read.organizers, () => true);
+  const only = <K, V>(all: Map<K, V>, keys: Set<K>) => new Map([...all].filter(([key]) => keys.has(key)));
+  const groupsWith = (type: PostType, linked: Map<number, PostRecord>) => new Set([...q.groups[type], ...[...linked.values()].map((r) => r.translationGroup)]);
+  const images = new Set([...q.imageIds, ...[...venues.values(), ...organizers.values()].map((r) => r.imageId)].filter(Boolean));
+  return {
+    venues,
+    organizers,
+    members: {
+      event: only(read.members.event, groupsWith('event', new Map())),
+      venue: only(read.members.venue, groupsWith('venue', venues)),
+      organizer: only(read.members.organizer, groupsWith('organizer', organizers)),
+    },
+    terms: askedWithTranslations(q.termIds, read.terms, (asked, other) => asked.taxonomy === other.taxonomy),
+    media: only(read.media, images),
+  };
+}
+
 /** Events, venues and organizers (one id space), their links to each other and to terms. */
 export interface PostsRepository {
   typeOf(id: number): Promise<PostType | null>;

@@ -16,7 +16,7 @@ import { DEFAULT_READ_MMAP_BYTES, openDatabase, openInMemory, openReadOnly, type
 import { GroupCommit } from './groupCommit.js';
 import { SqliteMedia } from './media.js';
 import { migrate, schemaVersionOf } from './migrate.js';
-import { nextScheduledOf, SqlitePosts } from './posts.js';
+import { nextScheduledOf, SqlitePosts, TurnReads } from './posts.js';
 import { IdleMerges } from './idleMerges.js';
 import { ReadThreads } from './readThreads.js';
 import { COUNT, SqliteTerms } from './terms.js';
@@ -31,11 +31,14 @@ export interface SqliteOptions {
   mmapBytes?: number;
 }
 
-/** The repositories of one connection (their statements are prepared once, for that connection). */
-export function repositoriesOf(db: Db): Repositories {
+/**
+ * The repositories of one connection (their statements are prepared once, for that connection); `together`: where
+ * its reads by key join the other calls of their turn (read connections only).
+ */
+export function repositoriesOf(db: Db, together: TurnReads | null = null): Repositories {
   const terms = new SqliteTerms(db);
   const media = new SqliteMedia(db);
-  return { posts: new SqlitePosts(db, { terms, media }), terms, users: new SqliteUsers(db), media };
+  return { posts: new SqlitePosts(db, { terms, media }, together), terms, users: new SqliteUsers(db), media };
 }
 
 
@@ -102,6 +105,11 @@ export class SqliteEngine implements Engine {
   private readers = 0;
   private readonly waiting: ((reader: Reader) => void)[] = [];
   private readonly threads: ReadThreads | null;
+  /** Reads by key of the read connections made together per turn, on a connection of their own. */
+  private readonly turnReads = new TurnReads(() => {
+    const db = openReadOnly(this.path, { mmapBytes: this.mmapBytes });
+    return { db, posts: repositoriesOf(db).posts as SqlitePosts };
+  });
   /**
    * Turns of the lists, searches and feeds (`readList`): twice as many as read threads (two without), so that a
    * thread always has the next statement waiting while a list whose statement is done renders its page.
@@ -307,6 +315,7 @@ export class SqliteEngine implements Engine {
     await this.threads?.close();
     await this.lockout.close();
     for (const reader of this.idle) reader.db.close();
+    this.turnReads.close();
     if (this.probe !== this.writer) this.probe.close();
     try {
       this.writer.pragma('wal_checkpoint(TRUNCATE)');
@@ -345,7 +354,7 @@ export class SqliteEngine implements Engine {
     if (this.readers < this.maxReaders) {
       this.readers++;
       const db = openReadOnly(this.path, { mmapBytes: this.mmapBytes });
-      const repos = repositoriesOf(db);
+      const repos = repositoriesOf(db, this.turnReads);
       if (this.threads) {
         // the costly reads go to a thread; the rest stay on this connection's snapshot (event lists that cost little
         // whatever the calendar's size among them: the thread's round trip cost 300-500 µs of CPU, more than they do)

@@ -1,6 +1,6 @@
 import type { Lang } from '../../domain/context.js';
 import { collationKey, foldForSearch, slugForQuery } from '../../domain/text.js';
-import { viewLinksQuery, type PostsRepository, type RecordWithLinks, type Translations, type ViewLinks, type ViewLinksQuery } from '../engine.js';
+import { linksAmong, viewLinksQuery, type PostsRepository, type RecordWithLinks, type Translations, type ViewLinks, type ViewLinksQuery } from '../engine.js';
 import type {
   Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, OrganizerRecord, PostRecord, PostType, RecordOf, TranslationMember, VenueRecord,
 } from '../records.js';
@@ -151,6 +151,63 @@ function eventLinks(r: Row): [organizerIds: number[], termIds: number[]] {
   return [organizers.map(([, id]) => id), (JSON.parse(r.term_ids as string) as number[]).sort((a, b) => a - b)];
 }
 
+/**
+ * The reads of records with their links (`findWithLinks`: a GET by id or slug) asked for in one turn of the event
+ * loop, made together once the turn is over: a call alone is read on its own connection, in its own transaction, as
+ * before; several are read by one `manyWithLinks`, on a connection of their own in a transaction begun then, after
+ * every call was made (so that no call is answered from a snapshot older than its request: the callers' own
+ * transactions may have begun turns before). Each of SQLite's statements costs little, but not nothing: on 100,000
+ * events, 32 clients reading events by id with the cache off, SQLite's statements took 63 µs per read instead of 120
+ * (about 12 reads a turn), and a read cost 230 µs of the server's CPU instead of 262 (alternating by hand; by slug,
+ * 228 instead of 264).
+ */
+export class TurnReads {
+  private pending: { posts: SqlitePosts; type: PostType; id: number; lang: Lang; resolve: (found: RecordWithLinks<PostType> | null) => void; reject: (err: unknown) => void }[] = [];
+  private own: { db: Db; posts: SqlitePosts; begin: Statement; commit: Statement } | null = null;
+
+  /** `open`: a new read connection and its posts repository (made on the first turn that needs it). */
+  constructor(private readonly open: () => { db: Db; posts: SqlitePosts }) {}
+
+  read<T extends PostType>(posts: SqlitePosts, type: T, id: number, lang: Lang): Promise<RecordWithLinks<T> | null> {
+    return new Promise((resolve, reject) => {
+      if (this.pending.push({ posts, type, id, lang, resolve: resolve as (found: RecordWithLinks<PostType> | null) => void, reject }) === 1) setImmediate(() => void this.flush());
+    });
+  }
+
+  /** Closes the connection of its own (no call is pending: the engine closes once every request was answered). */
+  close(): void {
+    this.own?.db.close();
+    this.own = null;
+  }
+
+  private async flush(): Promise<void> {
+    const calls = this.pending;
+    this.pending = [];
+    if (calls.length === 1) {
+      const { posts, type, id, lang, resolve, reject } = calls[0]!;
+      return posts.withLinksAlone(type, id, lang).then(resolve, reject);
+    }
+    if (this.own === null) {
+      const { db, posts } = this.open();
+      this.own = { db, posts, begin: db.prepare('BEGIN'), commit: db.prepare('COMMIT') };
+    }
+    const { db, posts, begin, commit } = this.own;
+    try {
+      // its statements run without a wait between them: no other flush can begin while this one's transaction is open
+      begin.run();
+      let found: (RecordWithLinks<PostType> | null)[];
+      try {
+        found = await posts.manyWithLinks(calls);
+      } finally {
+        if (db.inTransaction) commit.run();
+      }
+      calls.forEach(({ resolve }, i) => resolve(found[i]!));
+    } catch (err) {
+      for (const { reject } of calls) reject(err);
+    }
+  }
+}
+
 /** Events, venues and organizers (one id space), their links to each other and to terms. */
 export class SqlitePosts implements PostsRepository {
   private readonly stmts;
@@ -162,7 +219,12 @@ export class SqlitePosts implements PostsRepository {
    * made later on `this`: a write's recording view (changes.ts) calls these methods with itself, made anew for each
    * write, as `this`, so a repository made there on first use was made, with all its statements, for every write.
    */
-  constructor(private readonly db: Db, private readonly related: { terms: SqliteTerms; media: SqliteMedia } = { terms: new SqliteTerms(db), media: new SqliteMedia(db) }) {
+  constructor(
+    private readonly db: Db,
+    private readonly related: { terms: SqliteTerms; media: SqliteMedia } = { terms: new SqliteTerms(db), media: new SqliteMedia(db) },
+    /** Where `findWithLinks` joins the other calls of its turn (the engine's read connections); null: read at once. */
+    private readonly together: TurnReads | null = null,
+  ) {
     this.lists = new StatementCache(db);
     const rare = new RareTrigrams(db);
     this.dialect = { ...SQLITE_DIALECT, searchIndex: (params, words, months) => narrowedBy(params, words, months, (grams) => rare.of(grams)) };
@@ -317,10 +379,29 @@ export class SqlitePosts implements PostsRepository {
     return { venues, organizers, members, terms: await related.terms.withTranslations(q.termIds, q.lang), media };
   }
 
-  /** `findOfType`, then `viewLinks` (statements of SQLite cost no round trip). */
   async findWithLinks<T extends PostType>(type: T, id: number, lang: Lang): Promise<RecordWithLinks<T> | null> {
+    return this.together ? this.together.read(this, type, id, lang) : this.withLinksAlone(type, id, lang);
+  }
+
+  /** `findOfType`, then `viewLinks`, on this connection. */
+  async withLinksAlone<T extends PostType>(type: T, id: number, lang: Lang): Promise<RecordWithLinks<T> | null> {
     const record = await this.findOfType(type, id);
     return record && { record, links: await this.viewLinks(viewLinksQuery([record], lang)) };
+  }
+
+  /**
+   * `findWithLinks` of several records at once, each answered as it would be alone: the records of each type by one
+   * statement, the links of each language's records by one `viewLinks`, each record's taken from them (`linksAmong`).
+   */
+  async manyWithLinks(asked: { type: PostType; id: number; lang: Lang }[]): Promise<(RecordWithLinks<PostType> | null)[]> {
+    const found = new Map<PostType, Map<number, PostRecord>>();
+    for (const type of new Set(asked.map((a) => a.type))) found.set(type, await this.findMany(type, asked.filter((a) => a.type === type).map((a) => a.id)));
+    const records = asked.map((a) => found.get(a.type)!.get(a.id) ?? null);
+    const linksByLang = new Map<Lang, ViewLinks>();
+    for (const lang of new Set(asked.map((a) => a.lang))) {
+      linksByLang.set(lang, await this.viewLinks(viewLinksQuery(records.filter((r, i): r is PostRecord => r !== null && asked[i]!.lang === lang), lang)));
+    }
+    return records.map((record, i) => record && { record, links: linksAmong(viewLinksQuery([record], asked[i]!.lang), linksByLang.get(asked[i]!.lang)!) });
   }
 
   /** Inserts a record with its details and links; returns the new id. */
