@@ -2,6 +2,8 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PostType } from '../src/db/records.js';
+import { openReadOnly } from '../src/db/sqlite/connection.js';
+import { SqlitePosts, TurnReads } from '../src/db/sqlite/posts.js';
 import type { Lang } from '../src/domain/context.js';
 import { NS, TestServer } from './helpers/server.js';
 
@@ -152,6 +154,16 @@ describe('records read by id or slug in one turn', () => {
     const types = new Set(asked.map(([type]) => type)).size;
     const languages = new Set(asked.map(([, , lang]) => lang)).size;
     expect(statements).toBeLessThanOrEqual(TestServer.engine === 'postgres' ? types : 2 + 2 + types + 5 * languages);
+  });
+
+  it('fail together, each call with the fault, when their connection cannot be opened (SQLite)', async () => {
+    if (TestServer.engine === 'postgres') return; // its turn's reads go to the pool, which answers a fault per statement
+    const posts = new SqlitePosts(openReadOnly(s.config.dbPath));
+    const turn = new TurnReads(() => {
+      throw Object.assign(new Error('unable to open database file'), { code: 'SQLITE_CANTOPEN' });
+    });
+    const calls = [turn.read(posts, 'event', 1, 'en'), turn.read(posts, 'venue', 2, 'fr')];
+    for (const call of calls) await expect(call).rejects.toMatchObject({ code: 'SQLITE_CANTOPEN' });
   });
 
   it('answer concurrent GETs as they answer each alone', async () => {

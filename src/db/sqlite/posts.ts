@@ -187,12 +187,12 @@ export class TurnReads {
       const { posts, type, id, lang, resolve, reject } = calls[0]!;
       return posts.withLinksAlone(type, id, lang).then(resolve, reject);
     }
-    if (this.own === null) {
-      const { db, posts } = this.open();
-      this.own = { db, posts, begin: db.prepare('BEGIN'), commit: db.prepare('COMMIT') };
-    }
-    const { db, posts, begin, commit } = this.own;
     try {
+      if (this.own === null) {
+        const { db, posts } = this.open();
+        this.own = { db, posts, begin: db.prepare('BEGIN'), commit: db.prepare('COMMIT') };
+      }
+      const { db, posts, begin, commit } = this.own;
       // its statements run without a wait between them: no other flush can begin while this one's transaction is open
       begin.run();
       let found: (RecordWithLinks<PostType> | null)[];
