@@ -185,7 +185,7 @@ describe('faults of the storage, as each engine reports them', () => {
   it('reads damage and input/output errors from SQLite, the file system and PostgreSQL alike, and nothing else', () => {
     const fault = (code: string) => storageFault(Object.assign(new Error(code), { code }));
     expect(['SQLITE_CORRUPT', 'SQLITE_CORRUPT_INDEX', 'SQLITE_NOTADB', 'XX001', 'XX002'].map(fault)).toEqual(Array(5).fill('damaged'));
-    expect(['SQLITE_IOERR', 'SQLITE_IOERR_SHORT_READ', 'EIO', '58030'].map(fault)).toEqual(Array(4).fill('io'));
+    expect(['SQLITE_IOERR', 'SQLITE_IOERR_SHORT_READ', 'SQLITE_CANTOPEN', 'EIO', '58030'].map(fault)).toEqual(Array(5).fill('io'));
     expect(['SQLITE_CONSTRAINT_UNIQUE', '23505', 'ENOENT'].map(fault)).toEqual([null, null, null]);
   });
 });

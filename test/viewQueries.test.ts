@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PostType } from '../src/db/records.js';
+import { storageFault } from '../src/db/faults.js';
 import { openReadOnly } from '../src/db/sqlite/connection.js';
 import { SqlitePosts, TurnReads } from '../src/db/sqlite/posts.js';
 import type { Lang } from '../src/domain/context.js';
@@ -158,12 +159,19 @@ describe('records read by id or slug in one turn', () => {
 
   it('fail together, each call with the fault, when their connection cannot be opened (SQLite)', async () => {
     if (TestServer.engine === 'postgres') return; // its turn's reads go to the pool, which answers a fault per statement
-    const posts = new SqlitePosts(openReadOnly(s.config.dbPath));
-    const turn = new TurnReads(() => {
-      throw Object.assign(new Error('unable to open database file'), { code: 'SQLITE_CANTOPEN' });
-    });
-    const calls = [turn.read(posts, 'event', 1, 'en'), turn.read(posts, 'venue', 2, 'fr')];
-    for (const call of calls) await expect(call).rejects.toMatchObject({ code: 'SQLITE_CANTOPEN' });
+    const db = openReadOnly(s.config.dbPath);
+    try {
+      const posts = new SqlitePosts(db);
+      const turn = new TurnReads(() => {
+        throw Object.assign(new Error('unable to open database file'), { code: 'SQLITE_CANTOPEN' });
+      });
+      const calls = [turn.read(posts, 'event', 1, 'en'), turn.read(posts, 'venue', 2, 'fr')];
+      for (const call of calls) await expect(call).rejects.toMatchObject({ code: 'SQLITE_CANTOPEN' });
+      // a storage fault: each request is answered 503 with Retry-After, not 500
+      expect(storageFault(await calls[0]!.catch((e: unknown) => e))).toBe('io');
+    } finally {
+      db.close();
+    }
   });
 
   it('answer concurrent GETs as they answer each alone', async () => {

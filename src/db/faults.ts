@@ -6,7 +6,8 @@
  * - `busy`: another process held the write lock longer than the busy timeout (SQLITE_BUSY, SQLITE_LOCKED);
  * - `damaged`: the file's pages do not make a database (SQLITE_CORRUPT, SQLITE_NOTADB; PostgreSQL's XX001, XX002): a
  *   disk, a copy or another program damaged it, and only a restore from a backup mends it;
- * - `io`: the storage reports an input/output error (SQLITE_IOERR, EIO; PostgreSQL's 58030).
+ * - `io`: the storage reports an input/output error (SQLITE_IOERR, EIO; PostgreSQL's 58030), or the file cannot be
+ *   opened (SQLITE_CANTOPEN: removed, its permissions changed, or no file descriptor left for a new connection).
  */
 export type StorageFault = 'full' | 'read-only' | 'busy' | 'damaged' | 'io';
 
@@ -21,6 +22,6 @@ export function storageFault(err: unknown): StorageFault | null {
   if (code.startsWith('SQLITE_READONLY') || code === 'EROFS') return 'read-only';
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return 'busy';
   if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB' || code === 'XX001' || code === 'XX002') return 'damaged';
-  if (code.startsWith('SQLITE_IOERR') || code === 'EIO' || code === '58030') return 'io';
+  if (code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_CANTOPEN') || code === 'EIO' || code === '58030') return 'io';
   return null;
 }
