@@ -2404,7 +2404,7 @@ export interface components {
          *     the caller's credentials and the response cache's generation against the database. `rest_database_damaged`
          *     (no `Retry-After`): the part of the database this request needs is damaged (a disk, a copy or another program
          *     broke its pages); it answers again once an operator restores the database from a backup. `rest_storage_error`:
-         *     the storage under the database reports an input/output error.
+         *     the storage under the database reports an input/output error, or the database file cannot be opened.
          */
         DatabaseUnavailable: {
             headers: {
@@ -2421,7 +2421,7 @@ export interface components {
          *     folder cannot be written), `rest_database_busy` (another process kept the database locked past the busy
          *     timeout, or every connection to PostgreSQL stayed busy with other requests), `rest_database_unavailable` (the database cannot be reached at the moment: a PostgreSQL server
          *     restarting, or the network to it down), `rest_storage_error` (the storage under the database reports an
-         *     input/output error). Try again after `Retry-After` seconds. `rest_database_damaged` (no `Retry-After`): the part
+         *     input/output error, or the database file cannot be opened). Try again after `Retry-After` seconds. `rest_database_damaged` (no `Retry-After`): the part
          *     of the database the change needs is damaged; it can be written again once an operator restores the database
          *     from a backup.
          */

@@ -41,7 +41,7 @@ const FAULT_ANSWERS: Record<Fault, () => ApiError> = {
   'read-only': () => new ApiError(503, 'rest_storage_read_only', 'The database cannot be written at the moment, so nothing was changed. Try again later.', {}, { 'Retry-After': '60' }),
   busy: () => new ApiError(503, 'rest_database_busy', 'The database is busy with other writes, so nothing was changed. Try again.', {}, { 'Retry-After': '1' }),
   damaged: () => new ApiError(503, 'rest_database_damaged', 'The part of the database this request needs is damaged, so nothing was changed. It answers again once an operator restores it from a backup.'),
-  io: () => new ApiError(503, 'rest_storage_error', 'The storage under the database reports an input/output error, so this request could not be answered. Try again later.', {}, { 'Retry-After': '60' }),
+  io: () => new ApiError(503, 'rest_storage_error', 'The storage under the database reports an input/output error, or the database file cannot be opened, so this request could not be answered. Try again later.', {}, { 'Retry-After': '60' }),
   overloaded: () => new ApiError(503, 'rest_database_busy', 'The database is busy answering other requests: none of its connections came free in time. Try again in a moment.', {}, { 'Retry-After': '1' }),
   unavailable: () => new ApiError(503, 'rest_database_unavailable', 'The database cannot be reached at the moment (restarting, or the network to it is down). Try again in a moment.', {}, { 'Retry-After': '2' }),
 };
