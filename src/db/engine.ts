@@ -75,11 +75,11 @@ export function linksAmong(q: ViewLinksQuery, read: ViewLinks): ViewLinks {
   type Translatable = { id: number; lang: Lang; translationGroup: number };
   // what an asked record stands for in the language: itself, and the record of its translation group in it
   const askedWithTranslations = <T extends Translatable>(ids: number[], all: Map<number, T>, sameKind: (asked: T, other: T) => boolean): Map<number, T> => {
-    const asked = ids.map((id) => all.get(id)).filter((r): r is T => r !== undefined);
-    const elsewhere = asked.filter((r) => r.lang !== q.lang);
+    const askedIds = new Set(ids);
+    const elsewhere = ids.map((id) => all.get(id)).filter((r): r is T => r !== undefined && r.lang !== q.lang);
     const kept = new Map<number, T>();
     for (const [id, r] of all) {
-      if (ids.includes(id) || (r.lang === q.lang && elsewhere.some((a) => a.translationGroup === r.translationGroup && sameKind(a, r)))) kept.set(id, r);
+      if (askedIds.has(id) || (r.lang === q.lang && elsewhere.some((a) => a.translationGroup === r.translationGroup && sameKind(a, r)))) kept.set(id, r);
     }
     return kept;
   };

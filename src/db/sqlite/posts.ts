@@ -398,7 +398,8 @@ export class SqlitePosts implements PostsRepository {
     for (const type of new Set(asked.map((a) => a.type))) found.set(type, await this.findMany(type, asked.filter((a) => a.type === type).map((a) => a.id)));
     const records = asked.map((a) => found.get(a.type)!.get(a.id) ?? null);
     const linksByLang = new Map<Lang, ViewLinks>();
-    for (const lang of new Set(asked.map((a) => a.lang))) {
+    // a language asked for by missing records alone reads no links
+    for (const lang of new Set(asked.filter((_, i) => records[i] !== null).map((a) => a.lang))) {
       linksByLang.set(lang, await this.viewLinks(viewLinksQuery(records.filter((r, i): r is PostRecord => r !== null && asked[i]!.lang === lang), lang)));
     }
     return records.map((record, i) => record && { record, links: linksAmong(viewLinksQuery([record], asked[i]!.lang), linksByLang.get(asked[i]!.lang)!) });
