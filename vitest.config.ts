@@ -8,7 +8,7 @@ import { findBinDir } from './scripts/postgresCluster.js';
  * project only. `npx vitest run --project sqlite` (or `postgres`) runs one engine while developing. Without
  * PostgreSQL's server installed the postgres project is left out, with a warning, except under CI, where it must run.
  */
-const ENGINE_FREE = ['test/text.test.ts', 'test/requestParse.test.ts', 'test/viewText.test.ts', 'test/boundedLists.test.ts', 'test/dates.test.ts', 'test/engines.test.ts', 'test/docs.test.ts', 'test/readme.test.ts', 'test/memory.test.ts', 'test/json.test.ts', 'test/specLint.test.ts'];
+const ENGINE_FREE = ['test/text.test.ts', 'test/turnBatch.test.ts', 'test/requestParse.test.ts', 'test/viewText.test.ts', 'test/boundedLists.test.ts', 'test/dates.test.ts', 'test/engines.test.ts', 'test/docs.test.ts', 'test/readme.test.ts', 'test/memory.test.ts', 'test/json.test.ts', 'test/specLint.test.ts'];
 const SQLITE_ONLY = ['test/migrations.test.ts', 'test/queryPlans.test.ts', 'test/storage.test.ts'];
 const POSTGRES_ONLY = ['test/postgres*.test.ts', 'test/nodes.test.ts'];
 

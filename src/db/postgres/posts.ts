@@ -3,6 +3,7 @@ import type { Lang } from '../../domain/context.js';
 import { collationKey, foldForSearch, slugForQuery } from '../../domain/text.js';
 import type { PostsRepository, RecordWithLinks, Translations, ViewLinks, ViewLinksQuery } from '../engine.js';
 import { utcNowWire } from '../generation.js';
+import { TurnBatch, type Pending } from '../turnBatch.js';
 import { changesSql, eventListSql, like, linkedListSql, linkedSearchTexts, listThrough, pageAndTotal, trigramsOfText, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
 import type {
   Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, OrganizerRecord, PostRecord, PostType, RecordOf, TranslationMember, VenueRecord,
@@ -293,44 +294,32 @@ const UPDATE_POST = `UPDATE posts SET ${PG_POST_COLUMNS.map((c, i) => `${c} = $$
  * 940-970 as 14 statements (by hand, 100,000 events). The rows as `CREATE` returns them; null: the slug was taken.
  */
 export class EventCreates {
-  private pending: { values: unknown[]; settle: { resolve: (row: Row | null) => void; reject: (err: unknown) => void } }[] = [];
+  private readonly turn = new TurnBatch<unknown[], Row | null>((batch) => this.flush(batch));
 
   constructor(private readonly db: Queryable) {}
 
   create(values: unknown[]): Promise<Row | null> {
-    return new Promise((resolve, reject) => {
-      if (this.pending.push({ values, settle: { resolve, reject } }) === 1) setImmediate(() => void this.flush());
-    });
+    return this.turn.add(values);
   }
 
-  private async flush(): Promise<void> {
-    const batch = this.pending;
-    this.pending = [];
+  private async flush(batch: Pending<unknown[], Row | null>[]): Promise<void> {
     if (batch.length === 1) {
-      try {
-        const [row] = await query<Row>(this.db, CREATE.event, batch[0]!.values);
-        batch[0]!.settle.resolve(row ?? null);
-      } catch (err) {
-        batch[0]!.settle.reject(err);
-      }
+      const [row] = await query<Row>(this.db, CREATE.event, batch[0]!.call);
+      batch[0]!.resolve(row ?? null);
       return;
     }
     const post = PG_POST_COLUMNS.length;
     const details = DETAIL_COLUMNS.event.length;
-    const rows = batch.map(({ values }) => ({
+    const rows = batch.map(({ call: values }) => ({
       id: values[0], group: values[post + 1],
       p: Object.fromEntries(PG_POST_COLUMNS.map((c, i) => [c, values[1 + i]])),
       d: Object.fromEntries(DETAIL_COLUMNS.event.map((c, i) => [c, values[post + 2 + i]])),
       o: values[post + details + 2], t: values[post + details + 3],
     }));
-    try {
-      const found = await query<Row & { almanac_ord: number }>(this.db, CREATE_EVENTS, [JSON.stringify(rows)]);
-      // the extra column is left on the row: a record is read from its columns by name
-      const byOrd = new Map(found.map((r) => [Number(r.almanac_ord), r]));
-      batch.forEach(({ settle }, i) => settle.resolve(byOrd.get(i + 1) ?? null));
-    } catch (err) {
-      for (const { settle } of batch) settle.reject(err);
-    }
+    const found = await query<Row & { almanac_ord: number }>(this.db, CREATE_EVENTS, [JSON.stringify(rows)]);
+    // the extra column is left on the row: a record is read from its columns by name
+    const byOrd = new Map(found.map((r) => [Number(r.almanac_ord), r]));
+    batch.forEach(({ resolve }, i) => resolve(byOrd.get(i + 1) ?? null));
   }
 }
 
@@ -391,31 +380,23 @@ const withLinksAlone = (type: PostType, { id, lang }: { id: number; lang: Lang }
  * `each`'s for several (a row per call, numbered by `ord` from 1 in the order of the calls).
  */
 class InOneStatement<A, R extends pg.QueryResultRow> {
-  private pending: { asked: A; resolve: (row: R) => void; reject: (err: unknown) => void }[] = [];
+  private readonly turn = new TurnBatch<A, R>((calls) => this.flush(calls));
 
   constructor(private readonly db: Queryable, private readonly one: (asked: A) => [string, unknown[]], private readonly each: (asked: A[]) => [string, unknown[]]) {}
 
   read(asked: A): Promise<R> {
-    return new Promise((resolve, reject) => {
-      if (this.pending.push({ asked, resolve, reject }) === 1) setImmediate(() => void this.flush());
-    });
+    return this.turn.add(asked);
   }
 
-  private async flush(): Promise<void> {
-    const calls = this.pending;
-    this.pending = [];
-    try {
-      if (calls.length === 1) {
-        const [row] = await query<R>(this.db, ...this.one(calls[0]!.asked));
-        calls[0]!.resolve(row!);
-        return;
-      }
-      const rows = await query<R & { ord: number }>(this.db, ...this.each(calls.map((c) => c.asked)));
-      const byOrd = new Map(rows.map((row) => [Number(row.ord), row]));
-      calls.forEach(({ resolve }, i) => resolve(byOrd.get(i + 1)!));
-    } catch (err) {
-      for (const { reject } of calls) reject(err);
+  private async flush(calls: Pending<A, R>[]): Promise<void> {
+    if (calls.length === 1) {
+      const [row] = await query<R>(this.db, ...this.one(calls[0]!.call));
+      calls[0]!.resolve(row!);
+      return;
     }
+    const rows = await query<R & { ord: number }>(this.db, ...this.each(calls.map((c) => c.call)));
+    const byOrd = new Map(rows.map((row) => [Number(row.ord), row]));
+    calls.forEach(({ resolve }, i) => resolve(byOrd.get(i + 1)!));
   }
 }
 

@@ -1,15 +1,12 @@
 import type pg from 'pg';
 import { DatabaseUnavailable } from '../../errors.js';
+import { TurnBatch, type Pending } from '../turnBatch.js';
 import { classify, socketOf, type Queryable } from './connection.js';
 
 /** The most statements of a turn one connection carries: more go on another, so the database's cores share them. */
 export const STATEMENTS_PER_LANE = 16;
 
-interface Queued {
-  config: pg.QueryConfig;
-  resolve: (result: pg.QueryResult) => void;
-  reject: (err: unknown) => void;
-}
+type Queued = Pending<pg.QueryConfig, pg.QueryResult>;
 
 /**
  * The statements by key that one turn of the event loop asks for (every request of the turn reads its records, then
@@ -20,7 +17,12 @@ interface Queued {
  * the statements it carries, and the pool replaces it.
  */
 export class TurnLanes implements Queryable {
-  private queued: Queued[] = [];
+  private readonly turn = new TurnBatch<pg.QueryConfig, pg.QueryResult>((queued) => {
+    for (let i = 0; i < queued.length; i += STATEMENTS_PER_LANE) {
+      const lane = queued.slice(i, i + STATEMENTS_PER_LANE);
+      this.send(lane).catch((err: unknown) => lane.forEach((statement) => statement.reject(err)));
+    }
+  });
 
   /** `pool`: connections opened with `pipeline` (openPool), so a connection sends a statement without waiting. */
   constructor(private readonly pool: pg.Pool) {}
@@ -29,15 +31,7 @@ export class TurnLanes implements Queryable {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
   query<R extends pg.QueryResultRow>(configOrText: pg.QueryConfig | string, values?: unknown[]): Promise<pg.QueryResult<R>> {
     const config = typeof configOrText === 'string' ? { text: configOrText, values } : configOrText;
-    return new Promise((resolve, reject) => {
-      if (this.queued.push({ config, resolve: resolve as Queued['resolve'], reject }) === 1) setImmediate(() => this.flush());
-    });
-  }
-
-  private flush(): void {
-    const queued = this.queued;
-    this.queued = [];
-    for (let i = 0; i < queued.length; i += STATEMENTS_PER_LANE) void this.send(queued.slice(i, i + STATEMENTS_PER_LANE));
+    return this.turn.add(config) as Promise<pg.QueryResult<R>>;
   }
 
   private async send(statements: Queued[]): Promise<void> {
@@ -51,7 +45,7 @@ export class TurnLanes implements Queryable {
     let broken: Error | undefined;
     const socket = socketOf(client);
     socket.cork();
-    const answered = statements.map((statement) => client.query(statement.config).then(statement.resolve, (err: unknown) => {
+    const answered = statements.map((statement) => client.query(statement.call).then(statement.resolve, (err: unknown) => {
       if (classify(err) instanceof DatabaseUnavailable) broken = err as Error;
       statement.reject(err);
     }));

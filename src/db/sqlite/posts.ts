@@ -1,6 +1,7 @@
 import type { Lang } from '../../domain/context.js';
 import { collationKey, foldForSearch, slugForQuery } from '../../domain/text.js';
 import { linksAmong, viewLinksQuery, type PostsRepository, type RecordWithLinks, type Translations, type ViewLinks, type ViewLinksQuery } from '../engine.js';
+import { TurnBatch, type Pending } from '../turnBatch.js';
 import type {
   Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, OrganizerRecord, PostRecord, PostType, RecordOf, TranslationMember, VenueRecord,
 } from '../records.js';
@@ -162,16 +163,14 @@ function eventLinks(r: Row): [organizerIds: number[], termIds: number[]] {
  * 228 instead of 264).
  */
 export class TurnReads {
-  private pending: { posts: SqlitePosts; type: PostType; id: number; lang: Lang; resolve: (found: RecordWithLinks<PostType> | null) => void; reject: (err: unknown) => void }[] = [];
+  private readonly turn = new TurnBatch<TurnRead, RecordWithLinks<PostType> | null>((calls) => this.flush(calls));
   private own: { db: Db; posts: SqlitePosts; begin: Statement; commit: Statement } | null = null;
 
   /** `open`: a new read connection and its posts repository (made on the first turn that needs it). */
   constructor(private readonly open: () => { db: Db; posts: SqlitePosts }) {}
 
   read<T extends PostType>(posts: SqlitePosts, type: T, id: number, lang: Lang): Promise<RecordWithLinks<T> | null> {
-    return new Promise((resolve, reject) => {
-      if (this.pending.push({ posts, type, id, lang, resolve: resolve as (found: RecordWithLinks<PostType> | null) => void, reject }) === 1) setImmediate(() => void this.flush());
-    });
+    return this.turn.add({ posts, type, id, lang }) as Promise<RecordWithLinks<T> | null>;
   }
 
   /** Closes the connection of its own (no call is pending: the engine closes once every request was answered). */
@@ -180,32 +179,34 @@ export class TurnReads {
     this.own = null;
   }
 
-  private async flush(): Promise<void> {
-    const calls = this.pending;
-    this.pending = [];
+  private async flush(calls: Pending<TurnRead, RecordWithLinks<PostType> | null>[]): Promise<void> {
     if (calls.length === 1) {
-      const { posts, type, id, lang, resolve, reject } = calls[0]!;
-      return posts.withLinksAlone(type, id, lang).then(resolve, reject);
+      const { call: { posts, type, id, lang }, resolve } = calls[0]!;
+      return resolve(await posts.withLinksAlone(type, id, lang));
     }
+    if (this.own === null) {
+      const { db, posts } = this.open();
+      this.own = { db, posts, begin: db.prepare('BEGIN'), commit: db.prepare('COMMIT') };
+    }
+    const { db, posts, begin, commit } = this.own;
+    // its statements run without a wait between them: no other flush can begin while this one's transaction is open
+    begin.run();
+    let found: (RecordWithLinks<PostType> | null)[];
     try {
-      if (this.own === null) {
-        const { db, posts } = this.open();
-        this.own = { db, posts, begin: db.prepare('BEGIN'), commit: db.prepare('COMMIT') };
-      }
-      const { db, posts, begin, commit } = this.own;
-      // its statements run without a wait between them: no other flush can begin while this one's transaction is open
-      begin.run();
-      let found: (RecordWithLinks<PostType> | null)[];
-      try {
-        found = await posts.manyWithLinks(calls);
-      } finally {
-        if (db.inTransaction) commit.run();
-      }
-      calls.forEach(({ resolve }, i) => resolve(found[i]!));
-    } catch (err) {
-      for (const { reject } of calls) reject(err);
+      found = await posts.manyWithLinks(calls.map(({ call }) => call));
+    } finally {
+      if (db.inTransaction) commit.run();
     }
+    calls.forEach(({ resolve }, i) => resolve(found[i]!));
   }
+}
+
+/** A read of TurnReads: a record of a type by id, with its links in a language, through the caller's repository. */
+interface TurnRead {
+  posts: SqlitePosts;
+  type: PostType;
+  id: number;
+  lang: Lang;
 }
 
 /** Events, venues and organizers (one id space), their links to each other and to terms. */
