@@ -101,6 +101,21 @@ export function linksAmong(q: ViewLinksQuery, read: ViewLinks): ViewLinks {
   };
 }
 
+/** What each engine's posts repository derives from its own `typeOf` and `findMany`. */
+export abstract class PostsByKey {
+  abstract typeOf(id: number): Promise<PostType | null>;
+  abstract findMany<T extends PostType>(type: T, ids: number[]): Promise<Map<number, RecordOf<T>>>;
+
+  async findById(id: number): Promise<PostRecord | null> {
+    const type = await this.typeOf(id);
+    return type ? ((await this.findMany(type, [id])).get(id) ?? null) : null;
+  }
+
+  async findOfType<T extends PostType>(type: T, id: number): Promise<RecordOf<T> | null> {
+    return (await this.findMany(type, [id])).get(id) ?? null;
+  }
+}
+
 /** Events, venues and organizers (one id space), their links to each other and to terms. */
 export interface PostsRepository {
   typeOf(id: number): Promise<PostType | null>;

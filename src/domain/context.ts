@@ -3,6 +3,10 @@ import type { Role } from './capabilities.js';
 
 /** Who is asking, in which language, and at which addresses: what the middleware learnt about a request. */
 export type Lang = 'en' | 'fr' | 'de';
+/** The site's languages, in the order WordPress's multilingual plugin lists them. */
+export const LANGS: readonly Lang[] = ['en', 'fr', 'de'];
+/** The languages with `preferred` first: the order a slug is looked up in. */
+export const langsPreferring = (preferred: Lang): Lang[] => [preferred, ...LANGS.filter((l) => l !== preferred)];
 export type LangPrefix = '' | '/de' | '/fr';
 
 export interface Caller {

@@ -2,9 +2,9 @@ import type { Zone } from 'luxon';
 import type { Engine, Repositories, WriteUnit } from '../db/engine.js';
 import type { EventRecord, MediaRecord, PostRecord, PostStatus, PostType, Taxonomy } from '../db/records.js';
 import { parseZone } from '../domain/dates.js';
-import type { Lang } from '../domain/context.js';
+import { LANGS, type Lang } from '../domain/context.js';
 import type { Progress } from '../progress.js';
-import { idOf, isBlanked, LANGS, postFromWire, termFromWire, WireError, type SourcePost, type SourceTerm, type Wire } from './records.js';
+import { idOf, isBlanked, postFromWire, termFromWire, WireError, type SourcePost, type SourceTerm, type Wire } from './records.js';
 import { SourceRefusal, type ListPage, type Params, type Source, type SourceInfo } from './source.js';
 
 /**

@@ -8,7 +8,7 @@ import { fromUtcWire } from '../domain/eventTimes.js';
 import { autop, renderTitle } from '../domain/html.js';
 import { mayFloat } from '../domain/postRules.js';
 import { escapeTermName, unescapeHtml, webUrl } from '../domain/text.js';
-import type { Lang } from '../domain/context.js';
+import { LANGS, type Lang } from '../domain/context.js';
 import { plainFields, type PlainDetails } from '../db/fields.js';
 
 /**
@@ -22,7 +22,6 @@ export type Wire = Record<string, unknown>;
 /** A record the importer cannot read (a field missing or of the wrong kind). */
 export class WireError extends Error {}
 
-export const LANGS: readonly Lang[] = ['en', 'fr', 'de'];
 const NAME_KEY: Record<PostType, string> = { event: 'title', venue: 'venue', organizer: 'organizer' };
 
 /** A post as the source showed it, with links named by source ids (the importer checks them). */

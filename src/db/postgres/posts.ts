@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import type { Lang } from '../../domain/context.js';
+import { LANGS, langsPreferring, type Lang } from '../../domain/context.js';
 import { collationKey, foldForSearch, slugForQuery } from '../../domain/text.js';
-import type { PostsRepository, RecordWithLinks, Translations, ViewLinks, ViewLinksQuery } from '../engine.js';
+import { PostsByKey, type PostsRepository, type RecordWithLinks, type Translations, type ViewLinks, type ViewLinksQuery } from '../engine.js';
 import { utcNowWire } from '../generation.js';
 import { TurnBatch, type Pending } from '../turnBatch.js';
 import { changesSql, eventListSql, like, linkedListSql, linkedSearchTexts, listThrough, pageAndTotal, trigramsOfText, type ListSql, type Params, type SqlDialect } from '../listQueries.js';
@@ -93,7 +93,6 @@ function postRow(record: Omit<PostRecord, 'id' | 'translationGroup'>): Row {
   return Object.assign(baseToRow(record), { search_fields: linkedSearchTexts(record) });
 }
 
-const LANGS: readonly Lang[] = ['en', 'fr', 'de'];
 
 const placeholders = (count: number, from = 1) => Array.from({ length: count }, (_, i) => `$${i + from}`).join(', ');
 
@@ -407,33 +406,26 @@ export interface Together {
 }
 
 /** Events, venues and organizers on PostgreSQL: the same records and rules as the SQLite engine's repository. */
-export class PostgresPosts implements PostsRepository {
+export class PostgresPosts extends PostsByKey implements PostsRepository {
   /**
    * `lists`: where list statements go (the lists pool, or the same transaction's connection as `db`). `together`:
    * new events are written through its `eventCreates` (writes run beside one another), records with their links and
    * views' links read through its `reads` (reads of the pool), else each by its own statement.
    */
-  constructor(private readonly db: Queryable, private readonly lists: Queryable = db, private readonly together: Together = {}) {}
+  constructor(private readonly db: Queryable, private readonly lists: Queryable = db, private readonly together: Together = {}) {
+    super();
+  }
 
   async typeOf(id: number): Promise<PostType | null> {
     const rows = await query<{ type: PostType }>(this.db, 'SELECT type FROM posts WHERE id = $1', [id]);
     return rows[0]?.type ?? null;
   }
 
-  async findById(id: number): Promise<PostRecord | null> {
-    const type = await this.typeOf(id);
-    return type ? ((await this.findMany(type, [id])).get(id) ?? null) : null;
-  }
-
-  async findOfType<T extends PostType>(type: T, id: number): Promise<RecordOf<T> | null> {
-    return (await this.findMany(type, [id])).get(id) ?? null;
-  }
-
   async resolveSlug(type: PostType, raw: string, preferred: Lang): Promise<number | null> {
     const slug = slugForQuery(raw);
     if (!slug) return null;
     const rows = await query<{ id: number; lang: Lang }>(this.db, SLUG_LOOKUP, [type, slug]);
-    for (const lang of [preferred, ...LANGS.filter((l) => l !== preferred)]) {
+    for (const lang of langsPreferring(preferred)) {
       const found = rows.find((r) => r.lang === lang);
       if (found) return found.id;
     }

@@ -1,6 +1,6 @@
-import type { Lang } from '../../domain/context.js';
+import { langsPreferring, type Lang } from '../../domain/context.js';
 import { collationKey, foldForSearch, slugForQuery } from '../../domain/text.js';
-import { linksAmong, viewLinksQuery, type PostsRepository, type RecordWithLinks, type Translations, type ViewLinks, type ViewLinksQuery } from '../engine.js';
+import { linksAmong, PostsByKey, viewLinksQuery, type PostsRepository, type RecordWithLinks, type Translations, type ViewLinks, type ViewLinksQuery } from '../engine.js';
 import { TurnBatch, type Pending } from '../turnBatch.js';
 import type {
   Change, ChangesQuery, EventListQuery, EventRecord, LinkedListQuery, NewRecord, OrganizerRecord, PostRecord, PostType, RecordOf, TranslationMember, VenueRecord,
@@ -210,7 +210,7 @@ interface TurnRead {
 }
 
 /** Events, venues and organizers (one id space), their links to each other and to terms. */
-export class SqlitePosts implements PostsRepository {
+export class SqlitePosts extends PostsByKey implements PostsRepository {
   private readonly stmts;
   private readonly lists: StatementCache;
   /** SQLITE_DIALECT, with searches narrowed by their rarest trigrams on this connection. */
@@ -226,6 +226,7 @@ export class SqlitePosts implements PostsRepository {
     /** Where `findWithLinks` joins the other calls of its turn (the engine's read connections); null: read at once. */
     private readonly together: TurnReads | null = null,
   ) {
+    super();
     this.lists = new StatementCache(db);
     const rare = new RareTrigrams(db);
     this.dialect = { ...SQLITE_DIALECT, searchIndex: (params, words, months) => narrowedBy(params, words, months, (grams) => rare.of(grams)) };
@@ -294,20 +295,11 @@ export class SqlitePosts implements PostsRepository {
     return (this.stmts.typeOf.get(id)?.type as PostType | undefined) ?? null;
   }
 
-  async findById(id: number): Promise<PostRecord | null> {
-    const type = await this.typeOf(id);
-    return type ? ((await this.findMany(type, [id])).get(id) ?? null) : null;
-  }
-
-  async findOfType<T extends PostType>(type: T, id: number): Promise<RecordOf<T> | null> {
-    return (await this.findMany(type, [id])).get(id) ?? null;
-  }
-
   /** The id a slug names, as WordPress looks it up (`slugForQuery`), in the preferred language first, then in the others. */
   async resolveSlug(type: PostType, raw: string, preferred: Lang): Promise<number | null> {
     const slug = slugForQuery(raw);
     if (!slug) return null;
-    for (const lang of [preferred, ...(['en', 'fr', 'de'] as const).filter((l) => l !== preferred)]) {
+    for (const lang of langsPreferring(preferred)) {
       const id = this.stmts.idBySlug.get(type, lang, slug)?.id;
       if (id !== undefined) return id;
     }
