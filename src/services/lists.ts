@@ -103,6 +103,7 @@ export interface ListAnswer {
 export class ListService {
   constructor(private readonly engine: Engine, private readonly config: Config) {}
 
+  /** GET /events: a page of the events the filters select, or a page of an incremental sync (`modified_after`). */
   events(c: OperationContext<'listEvents'>, state: RequestState): Promise<ListAnswer> {
     const config = this.config;
     return this.engine.readList(async (repos) => {

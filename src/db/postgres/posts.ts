@@ -93,7 +93,6 @@ function postRow(record: Omit<PostRecord, 'id' | 'translationGroup'>): Row {
   return Object.assign(baseToRow(record), { search_fields: linkedSearchTexts(record) });
 }
 
-
 const placeholders = (count: number, from = 1) => Array.from({ length: count }, (_, i) => `$${i + from}`).join(', ');
 
 const POST_TYPES = ['event', 'venue', 'organizer'] as const;
