@@ -105,14 +105,13 @@ export class ListService {
 
   /** GET /events: a page of the events the filters select, or a page of an incremental sync (`modified_after`). */
   events(c: OperationContext<'listEvents'>, state: RequestState): Promise<ListAnswer> {
-    const config = this.config;
     return this.engine.readList(async (repos) => {
       const q = c.request.query as EventListParams;
-      if (syncRequested(state)) return changes(repos, config, 'event', q, state);
+      if (syncRequested(state)) return changes(repos, this.config, 'event', q, state);
       const page = q.page ?? 1;
       const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
-      const s = new PostService(repos, config, state);
-      const { query, seen, bounds } = await eventFilters(repos, config, q, state, s, { feed: false, password: q.password });
+      const s = new PostService(repos, this.config, state);
+      const { query, seen, bounds } = await eventFilters(repos, this.config, q, state, s, { feed: false, password: q.password });
       const edit = isEditContext(q);
       if (edit) s.requireEditContextOf('event');
       const offset = (page - 1) * perPage;
@@ -145,10 +144,9 @@ export class ListService {
 
   /** The iCalendar feed of the events a list with the same filters would show (bounded by MAX_FEED_EVENTS). */
   eventsCalendar(c: OperationContext<'getEventsCalendar'>, state: RequestState): Promise<string> {
-    const config = this.config;
     return this.engine.readList(async (repos) => {
-      const s = new PostService(repos, config, state);
-      const { query } = await eventFilters(repos, config, c.request.query, state, s, { feed: true });
+      const s = new PostService(repos, this.config, state);
+      const { query } = await eventFilters(repos, this.config, c.request.query, state, s, { feed: true });
       const { ids } = await repos.posts.listEvents({ ...query, withoutPassword: true, limit: MAX_FEED_EVENTS, offset: 0 });
       // read and rendered a run at a time, letting the event loop answer others in between (eight descriptions of
       // 3.6 MB at once held it for 4 s)
@@ -161,9 +159,8 @@ export class ListService {
 
   /** The iCalendar file of one event. */
   eventCalendar(c: OperationContext<'getEventCalendar'>, state: RequestState): Promise<string> {
-    const config = this.config;
     return this.engine.read(async (repos) => {
-      const s = new PostService(repos, config, state);
+      const s = new PostService(repos, this.config, state);
       const event = await s.readableEvent(c.request.params.id, c.request.query.password);
       const entries = await calendarEntries(repos, s, [event], c.request.query.password);
       // its description whole, made text a piece at a time (3.6 MB of `&lt;` at once held the event loop 250 ms)
