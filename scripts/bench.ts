@@ -31,7 +31,7 @@ scenario, the engines taking turns. Writes bench/results.md, bench/requests.svg 
   --warmup S                     seconds of load before each measurement (default 2)
   --connections N                connections of the load generator (default 32)
   --rounds N                     alternating rounds of anonymous and authenticated reads, of the 95/5 mix and its
-                                 baseline, and of one and two workers (default 3)
+                                 baseline, of the reads with the cache off, and of one and two workers (default 3)
   --growth                       also 10,000 and 1,000,000 events on each engine, p50 growth (adds about 25 minutes
                                  per engine, most of it seeding); without it, the growth sections of bench/results.md
                                  are kept, dated
@@ -67,7 +67,7 @@ if (!engines.length) throw new Error('--engine is both, sqlite or postgres');
 const duration = Number(values.duration);
 const warmup = Number(values.warmup);
 const connections = Number(values.connections);
-/** Alternating rounds of anonymous and authenticated GET by id (their medians are compared). */
+/** Alternating rounds of anonymous and authenticated GET by id (their medians are compared), and of the reads with the cache off. */
 const rounds = Math.max(1, Number(values.rounds));
 /** The 95/5 read/write mix: measured in rounds, as the reads by id are (see `--rounds`). */
 const MIX = '95/5 read/write mix';
@@ -79,7 +79,10 @@ const GROWTH = { small: 10_000, large: 1_000_000, duration: 5, warmup: 1, rounds
 const SCALING = { duration: 5, warmup: 1 };
 /** The two-node run on PostgreSQL: writers on one node, readers on the other. */
 const TWO_NODES = { writers: 4, readers: 16, editsPerEvent: 3 };
-/** The reads measured once more with the response cache off, every answer computed. */
+/**
+ * The reads measured once more with the response cache off, every answer computed, in rounds (see `--rounds`): their
+ * targets are costs per request, which moved by up to a fifth between two runs a minute apart on this machine.
+ */
 const UNCACHED_SCENARIOS = ['GET /events/{id}', 'GET /events', 'GET /events?search'];
 const CACHE_OFF = { ALMANAC_CACHE_MB: '0' };
 const node = process.execPath;
@@ -358,7 +361,7 @@ const report = (name: string, m: Measured, note = '') =>
 type Stall = Awaited<ReturnType<typeof besideCostly>>;
 interface Pair { anonymous: Measured[]; authenticated: Measured[] }
 /** What the main run measured on one engine. */
-interface EngineResults { rows: Row[]; pair: Pair; mix: Measured[]; stall: Stall; workers: { served: Scaling; uncached: Scaling } }
+interface EngineResults { rows: Row[]; pair: Pair; mix: Measured[]; uncached: Map<string, Measured[]>; stall: Stall; workers: { served: Scaling; uncached: Scaling } }
 
 /** The bytes of one answer of a scenario (a POST scenario's: one created event), for the baseline's bodies. */
 async function answerSize(url: string, data: Dataset, scenario: Scenario): Promise<number> {
@@ -404,6 +407,7 @@ async function measure(datasets: Dataset[]): Promise<Map<Engine, EngineResults>>
     measured: [] as (Measured & { scenario: string; index: number })[],
     pair: { anonymous: [], authenticated: [] } as Pair,
     mix: [] as Measured[],
+    uncached: new Map<string, Measured[]>(uncachedIndexes.map((i) => [first.scenarios[i]!.name, []])),
   }]));
   const pairIndexes = { anonymous: 0, authenticated: 1 } as const;
   const mixIndex = first.scenarios.findIndex((s) => s.name === MIX);
@@ -453,13 +457,21 @@ async function measure(datasets: Dataset[]): Promise<Map<Engine, EngineResults>>
     }
     await measureBaseline(i);
   }
-  // the same reads with every answer computed, beside the same baselines (the bodies are the same)
-  for (const i of uncachedIndexes) {
-    for (const { data, uncached } of engineServers) {
-      const sc = data.scenarios[i]!;
-      const m = await load(uncached.url, sc, headersOf(sc, data.auth), watchOf(uncached, data));
-      perEngine.get(data.engine)!.measured.push({ ...m, scenario: `${sc.name}, cache off`, index: i });
-      report(`${ENGINE_NAMES[data.engine]}: ${sc.name}, cache off`, m);
+  // the same reads with every answer computed, beside the same baselines (the bodies are the same), in rounds
+  for (let r = 0; r < rounds; r++) {
+    for (const i of uncachedIndexes) {
+      for (const { data, uncached } of engineServers) {
+        const sc = data.scenarios[i]!;
+        const m = await load(uncached.url, sc, headersOf(sc, data.auth), watchOf(uncached, data));
+        perEngine.get(data.engine)!.uncached.get(sc.name)!.push(m);
+        report(`${ENGINE_NAMES[data.engine]}: ${sc.name}, cache off`, m, ` (round ${r + 1})`);
+      }
+    }
+  }
+  for (const { measured, uncached } of perEngine.values()) {
+    for (const i of uncachedIndexes) {
+      const name = first.scenarios[i]!.name;
+      measured.push({ ...median(uncached.get(name)!), scenario: `${name}, cache off`, index: i });
     }
   }
   const stalls = new Map<Engine, Stall>();
@@ -469,14 +481,14 @@ async function measure(datasets: Dataset[]): Promise<Map<Engine, EngineResults>>
 
   const results = new Map<Engine, EngineResults>();
   for (const data of datasets) {
-    const { measured, pair, mix } = perEngine.get(data.engine)!;
+    const { measured, pair, mix, uncached } = perEngine.get(data.engine)!;
     const rows = measured.map((m): Row => {
       const b = baselines[m.index]!;
       return { engine: data.engine, scenario: m.scenario, almanac: m.result, baseline: b.result, ratio: m.result.requestsPerSecond / b.result.requestsPerSecond, rssMb: m.rssMb, cpuUs: m.cpuUs, baselineCpuUs: b.cpuUs, databaseCpuUs: m.databaseCpuUs };
     });
     process.stderr.write(`\n== one and two workers on ${ENGINE_NAMES[data.engine]}\n`);
     const workers = { served: await workerScaling(data, {}), uncached: await workerScaling(data, CACHE_OFF) };
-    results.set(data.engine, { rows, pair, mix, stall: stalls.get(data.engine)!, workers });
+    results.set(data.engine, { rows, pair, mix, uncached, stall: stalls.get(data.engine)!, workers });
   }
   return results;
 }
@@ -747,7 +759,7 @@ const scalingLines = (sc: Scaling, kind: string) => {
     + `Per request, one worker used ${sc.one.cpuUs.toFixed(0)} µs of CPU${sc.one.databaseCpuUs === null ? '' : `, PostgreSQL ${sc.one.databaseCpuUs.toFixed(0)} µs`} and the generator ${sc.generatorUs.one.toFixed(0)} µs (${sc.generatorUs.two.toFixed(0)} µs against two), `
     + `so the two cores serve at most about ${Math.round(ceiling)} req/s, ${(ceiling / rps(sc.one)).toFixed(2)} × one worker.`;
 };
-const pairLine = (kind: string, runs: Measured[]) => `${kind}: ${runs.map((m) => Math.round(m.result.requestsPerSecond)).join(', ')} req/s; ${runs.map((m) => m.cpuUs.toFixed(0)).join(', ')} µs of server CPU per request${runs[0]!.databaseCpuUs === null ? '' : `, ${runs.map((m) => us(m.databaseCpuUs)).join(', ')} µs of PostgreSQL's`}`;
+const roundsLine = (kind: string, runs: Measured[]) => `${kind}: ${runs.map((m) => Math.round(m.result.requestsPerSecond)).join(', ')} req/s; ${runs.map((m) => m.cpuUs.toFixed(0)).join(', ')} µs of server CPU per request${runs[0]!.databaseCpuUs === null ? '' : `, ${runs.map((m) => us(m.databaseCpuUs)).join(', ')} µs of PostgreSQL's`}`;
 const isCachedRead = (r: Row) => !/POST|mix|cache off/.test(r.scenario);
 const previous = sqlite ? previousSqliteFigures(previousResults) : null;
 /** This run's SQLite ratio to the baseline over the previous results', by scenario (those both measured). */
@@ -836,9 +848,12 @@ function engineSection(engine: Engine, results: EngineResults): string {
 ${table(results.rows, extra)}
 
 Anonymous and authenticated GET /events/{id} ran in ${rounds} alternating rounds; the table shows each one's median round:
-- ${pairLine('anonymous', results.pair.anonymous)}
-- ${pairLine('authenticated', results.pair.authenticated)}
+- ${roundsLine('anonymous', results.pair.anonymous)}
+- ${roundsLine('authenticated', results.pair.authenticated)}
 - authenticated / anonymous: ${(rps(authenticated) / rps(anonymous)).toFixed(2)} in requests per second, ${(authenticated.cpuUs / anonymous.cpuUs).toFixed(2)} in CPU per request.
+
+The reads with the cache off ran in ${rounds} rounds, each scenario in turn; the table shows each one's median round:
+${[...results.uncached].map(([name, runs]) => `- ${roundsLine(name, runs)}`).join('\n')}
 
 The 95/5 read/write mix ran in ${results.mix.length} rounds, each followed by its baseline; the table shows the median round (and the baseline's median): ${results.mix.map((m) => `${Math.round(rps(m))} req/s (p99 ${m.result.p99} ms)`).join(', ')}.
 
