@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DateTime } from 'luxon';
 import { boundedEventList } from '../src/db/listQueries.js';
 import type { EventListQuery } from '../src/db/records.js';
-import { listBounds } from '../src/domain/listWindow.js';
+import { boundsSteadyUntil, listBounds } from '../src/domain/listWindow.js';
 
 const NOW = DateTime.fromISO('2026-11-28T10:00:00Z', { zone: 'utc' });
 
@@ -73,5 +73,42 @@ describe('the default window of an event list', () => {
   it('stands in only for the date parameters not sent, and not at all beside a relative one', () => {
     expect(window('2026-03-28T23:00:00Z', 'Europe/Paris', { start_date: '2026-05-01' })).toEqual(['start_date 2026-05-01 00:00:00', 'end_date 2028-03-29 23:59:59']);
     expect(window('2026-03-28T23:00:00Z', 'Europe/Paris', { starts_after: '2026-05-01' })).toEqual(['starts_after 2026-05-01 23:59:59']);
+  });
+});
+
+describe('how long the clock leaves the bounds of an event list as they are', () => {
+  const steady = (iso: string, query: Record<string, string> = {}, siteTimezone = 'UTC', include = false) => {
+    const until = boundsSteadyUntil(query, { include, siteTimezone, now: DateTime.fromISO(iso, { zone: 'utc' }) });
+    return until === null || until === Infinity ? until : new Date(until).toISOString();
+  };
+
+  it('the default window until the next site-local midnight, on a day of 23 hours too, and the bounds read then are the same', () => {
+    expect(steady('2026-11-28T10:00:00Z')).toBe('2026-11-29T00:00:00.000Z');
+    expect(steady('2026-03-29T12:00:00Z', {}, 'Europe/Paris')).toBe('2026-03-29T22:00:00.000Z');
+    // a zone of its own: its midnight is 10:00 UTC
+    expect(steady('2026-11-28T09:59:59Z', {}, 'UTC+14')).toBe('2026-11-28T10:00:00.000Z');
+    for (const [iso, zone] of [['2026-11-28T10:00:00Z', 'UTC'], ['2026-03-29T12:00:00Z', 'Europe/Paris'], ['2026-10-25T01:30:00Z', 'Europe/Paris']] as const) {
+      const now = DateTime.fromISO(iso, { zone: 'utc' });
+      const until = boundsSteadyUntil({}, { include: false, siteTimezone: zone, now })!;
+      const read = (at: DateTime) => listBounds({}, { strict: false, include: false, siteTimezone: zone, now: at });
+      expect(read(DateTime.fromMillis(until - 1, { zone: 'utc' })), iso).toEqual(read(now));
+      expect(read(DateTime.fromMillis(until, { zone: 'utc' })), iso).not.toEqual(read(now));
+    }
+  });
+
+  it('for good when every date sent names a fixed moment, or `include` sets the dates aside', () => {
+    expect(steady('2026-11-28T10:00:00Z', { start_date: '2026-12-01', end_date: '2027-01-31 18:00' })).toBe(Infinity);
+    expect(steady('2026-11-28T10:00:00Z', { starts_after: '2026-12-01T10:00:00+02:00' })).toBe(Infinity);
+    expect(steady('2026-11-28T10:00:00Z', { ends_before: '@1798761600' })).toBe(Infinity);
+    expect(steady('2026-11-28T10:00:00Z', { start_date: 'today' }, 'UTC', true)).toBe(Infinity);
+    // one date sent: the default window stands in for the other, which moves at midnight
+    expect(steady('2026-11-28T10:00:00Z', { start_date: '2026-12-01' })).toBe('2026-11-29T00:00:00.000Z');
+  });
+
+  it('for its second only when a date is relative to the clock', () => {
+    for (const text of ['now', 'today', 'tomorrow', '+1 week', 'monday', 'next month', 'first day of next month', 'Dec 25', '10:00']) {
+      expect(steady('2026-11-28T10:00:00Z', { start_date: text }), text).toBeNull();
+      expect(steady('2026-11-28T10:00:00Z', { ends_after: text }), text).toBeNull();
+    }
   });
 });

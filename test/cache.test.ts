@@ -80,6 +80,27 @@ describe('the response cache is exact', () => {
     expect((await s.raw('GET', list)).body.events.map((x: { id: number }) => x.id)).toContain(e.id);
   });
 
+  it('keeps an event list whose dates stay as they are past its second, and one with a date relative to the clock for its second only', async () => {
+    await create({ title: 'Listed past its second', start_date: '2031-12-01 10:00', end_date: '2031-12-01 11:00' });
+    const lists = { 'fixed dates': list, 'the default window': `${NS}/events`, 'a relative date': `${NS}/events?start_date=today&end_date=2031-12-31` };
+    const computed = (requestId: string) => {
+      const line = s.logs.map((l) => JSON.parse(l) as { msg?: string; requestId?: string; cached?: boolean; front?: boolean })
+        .find((l) => l.msg === 'request' && l.requestId === requestId);
+      return !line!.cached && !line!.front;
+    };
+    const first = await Promise.all(Object.values(lists).map((path) => s.raw('GET', path)));
+    const firstDay = new Date().toISOString().slice(0, 10);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const again = await Promise.all(Object.values(lists).map((path) => s.raw('GET', path)));
+    const midnightPassed = new Date().toISOString().slice(0, 10) !== firstDay; // the default window moves then (the site is in UTC)
+    Object.keys(lists).forEach((what, i) => {
+      expect(again[i]!.text, what).toBe(first[i]!.text);
+      expect(again[i]!.headers.get('etag'), what).toBe(first[i]!.headers.get('etag'));
+      if (what === 'the default window' && midnightPassed) return;
+      expect(computed(again[i]!.headers.get('x-request-id')!), what).toBe(what === 'a relative date');
+    });
+  });
+
   it('computes an answer once for the requests that ask for it together, and each gets it', async () => {
     for (let round = 0; round < 3; round++) {
       const e = await create({ title: `Asked together ${round}` });

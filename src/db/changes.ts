@@ -61,9 +61,19 @@ export class ReadSet {
    * stale by counts alone has them (see http/cache.ts).
    */
   readonly shownCounts: { termId: number; wire: object }[] = [];
+  /**
+   * Until when (epoch ms) the clock leaves the answer as it is, when what computed it said so (`steadyUntil`); null
+   * when nothing did: an answer whose times are computed to the second then holds for that second (see http/cache.ts).
+   */
+  clockSteadyUntil: number | null = null;
 
   add(tags: readonly Tag[]): void {
     for (const t of tags) this.tags.add(t);
+  }
+
+  /** Says that as far as the clock goes the answer holds until `ms` (Infinity: whatever the time); the earliest said stands. */
+  steadyUntil(ms: number): void {
+    this.clockSteadyUntil = Math.min(this.clockSteadyUntil ?? Infinity, ms);
   }
 }
 

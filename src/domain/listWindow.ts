@@ -63,6 +63,32 @@ export function listBounds(
     .map((param) => ({ param, ...DATE_BOUNDS[param], value: values[param]! }));
 }
 
+/** How far apart the two readings of a date are that tell a fixed moment from one relative to the clock. */
+const RELATIVE_PROBE_DAYS = 1000;
+
+/**
+ * Until when (epoch ms) the bounds `listBounds` reads at `now` stay the same as the clock moves on, so that a list
+ * answer computed with them holds that long as far as its dates go: the end of the site-local day when the default
+ * window stands in for a bound (it moves at midnight); Infinity when every date sent names a fixed moment (or
+ * `include` sets the dates aside); null when a date is relative to the clock ("today", "+1 week", "monday", "now"):
+ * such a list holds for its second only. A date names a fixed moment when it reads the same a thousand days later:
+ * a relative one (an offset from now, a day or weekday counted from today) moves with the clock, and not back.
+ */
+export function boundsSteadyUntil(query: Partial<Record<DateParam, string>>, options: { include: boolean; siteTimezone: string; now: DateTime }): number | null {
+  if (options.include) return Infinity;
+  const site = parseZone(options.siteTimezone) ?? FixedOffsetZone.utcInstance;
+  const now = options.now.setZone(site);
+  const later = now.plus({ days: RELATIVE_PROBE_DAYS });
+  for (const param of Object.keys(DATE_BOUNDS) as DateParam[]) {
+    const text = query[param];
+    if (text === undefined) continue;
+    const [read, readLater] = [parseDateInput(text, FixedOffsetZone.utcInstance, now), parseDateInput(text, FixedOffsetZone.utcInstance, later)];
+    if (!read || !readLater || read.value.toMillis() !== readLater.value.toMillis()) return null;
+  }
+  const defaulted = !RELATIVE.some((p) => query[p] !== undefined) && (query.start_date === undefined || query.end_date === undefined);
+  return defaulted ? defaultWindow(options.siteTimezone, site, options.now).until : Infinity;
+}
+
 interface DefaultWindow {
   /** The site-local day it was computed for, as instants: [from, until). */
   from: number;

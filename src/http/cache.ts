@@ -15,7 +15,8 @@ import { generationFor } from './requestGeneration.js';
  *   every entry;
  * - list and index answers also belong to the second they were computed in: their time-dependent parts (default
  *   window, relative dates, "upcoming", scheduled records falling due, computed defaults) are all computed at
- *   one-second resolution;
+ *   one-second resolution; unless what computed one said how long the clock leaves it as it is (ReadSet.steadyUntil):
+ *   an event list whose dates are the default window or fixed dates holds until the site's midnight, or for good;
  * - the key holds the caller (user and role), the site address and the request as the handler reads it (path,
  *   language, declared parameters, `_fields`; see `requestKey`).
  * The health check is never cached. Entries are bounded in number and bytes, oldest out first. Entries with the same
@@ -76,8 +77,12 @@ interface Entry {
   /** What the answer read, and the change tracker's stamp it was computed after. */
   reads: Tag[];
   at: number;
-  /** The second a list or index answer was computed in (it is valid in that second only); -1 for other answers. */
-  second: number;
+  /**
+   * The seconds the answer holds in as far as the clock goes, [from, until): a list or index answer's is the second
+   * it was computed in, or longer when what computed it said so; other answers' are unbounded.
+   */
+  from: number;
+  until: number;
   /** What it holds alone, as counted against ALMANAC_CACHE_MB (see `pieces` for what it shares). */
   size: number;
   /** The keys of the pieces it holds (see `pieces`). */
@@ -117,7 +122,8 @@ const MAX_ENTRIES = 20_000;
 
 /**
  * Operations whose answers hold times computed to the second: the lists (default window, relative dates, "upcoming")
- * and the indexes (the date defaults the plugin computes per request).
+ * and the indexes (the date defaults the plugin computes per request). An answer of one holds for the second it was
+ * computed in, unless what computed it said it holds longer (ReadSet.steadyUntil).
  */
 // lists, the feed and the indexes hold dates that move with the clock (default windows, argument defaults)
 const computedToTheSecond = (operationId: string) =>
@@ -182,7 +188,8 @@ export class ResponseCache {
   private check(key: string): { entry: Entry; stale: boolean } | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
-    if (entry.second === -1 || entry.second === currentSecond()) {
+    const second = currentSecond();
+    if (second >= entry.from && second < entry.until) {
       // the common case first, without building the list of what changed
       if (this.changes.isCurrent(entry.reads, entry.at)) return entry.current;
       const changed = this.changes.changedSince(entry.reads, entry.at);
@@ -288,7 +295,7 @@ export class ResponseCache {
       }
     }
     this.drop(key, stale);
-    return this.keep(key, { answer, tag, counts: sites, reads: stale.reads, at: this.changes.now, second: stale.second });
+    return this.keep(key, { answer, tag, counts: sites, reads: stale.reads, at: this.changes.now, from: stale.from, until: stale.until });
   }
 
   /** What an answer computed from now on is current as of: the change tracker's stamp and the second. */
@@ -299,14 +306,16 @@ export class ResponseCache {
   /**
    * Keeps an answer computed at `moment` (as taken before computing it) that read `reads`, unless it read something
    * no rule describes or a change seen since retires it already; returns what is kept, if anything. An answer
-   * `toTheSecond` is kept for the second it was computed in.
+   * `toTheSecond` is kept for the second it was computed in, or until the clock moves it when `reads` says when.
    */
   store(key: string, answer: CachedAnswer, toTheSecond: boolean, moment: { at: number; second: number }, reads: ReadSet): CachedAnswer | undefined {
     if (answer.bytes.length > this.maxEntry || reads.unknown || !this.changes.isCurrent(reads.tags, moment.at)) return undefined;
-    // a list is kept for its second only, and any write retires it: where its counts are is never needed
+    // a list read the tables of what it lists, so a write that moves a count it shows retires it: where its counts are is never needed
     const counts = toTheSecond ? null : countSites(answer.bytes, reads.shownCounts);
     const tag = answer.headers.ETag ?? entityTag(answer.bytes);
-    return this.keep(key, { answer, tag, counts, reads: [...reads.tags], at: moment.at, second: toTheSecond ? moment.second : -1 });
+    const steady = reads.clockSteadyUntil;
+    const [from, until] = !toTheSecond ? [-Infinity, Infinity] : [moment.second, steady === null ? moment.second + 1 : Math.floor(steady / 1000)];
+    return this.keep(key, { answer, tag, counts, reads: [...reads.tags], at: moment.at, from, until });
   }
 
   /**
