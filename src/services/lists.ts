@@ -111,9 +111,12 @@ export class ListService {
       const page = q.page ?? 1;
       const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
       const s = new PostService(repos, this.config, state);
-      const { query, seen, bounds, steadyUntil } = await eventFilters(repos, this.config, q, state, s, { feed: false, password: q.password });
-      // nothing else of the page moves with the clock but scheduled records, whose falling due retires every answer
-      if (steadyUntil !== null) state.reads?.steadyUntil(steadyUntil);
+      const { query, seen, bounds } = await eventFilters(repos, this.config, q, state, s, { feed: false, password: q.password });
+      if (state.reads) {
+        // nothing else of the page moves with the clock but scheduled records, whose falling due retires every answer
+        const steady = boundsSteadyUntil(q, { include: q.include !== undefined, siteTimezone: this.config.siteTimezone, now: s.now });
+        if (steady !== null) state.reads.steadyUntil(steady);
+      }
       const edit = isEditContext(q);
       if (edit) s.requireEditContextOf('event');
       const offset = (page - 1) * perPage;
@@ -208,8 +211,7 @@ async function eventFilters(repos: Repositories, config: Config, q: EventFilterP
   const search = q.search !== undefined ? searchTerms(q.search) : undefined;
   const tooManyTerms = search && searchTermsProblem(search);
   if (tooManyTerms) problems.search = tooManyTerms;
-  const include = q.include !== undefined;
-  const bounds = listBounds(q, { strict: isFilterTrue(q.strict_dates), include, siteTimezone: config.siteTimezone, now: s.now });
+  const bounds = listBounds(q, { strict: isFilterTrue(q.strict_dates), include: q.include !== undefined, siteTimezone: config.siteTimezone, now: s.now });
   const tooWide = options.feed ? feedWindowProblem(bounds, q.include !== undefined) : null;
   for (const param of tooWide?.params ?? []) problems[param] = tooWide!.reason;
   if (Object.keys(problems).length > 0) throw invalidParams(problems);
@@ -238,7 +240,7 @@ async function eventFilters(repos: Repositories, config: Config, q: EventFilterP
     categoryIds: categoryIds ?? undefined, tagIds: tagIds ?? undefined, venueIds: venueIds ?? undefined, organizerIds: organizerIds ?? undefined,
     featured: q.featured, ticketed: q.ticketed, parentId: q.post_parent, include: q.include, geo,
   };
-  return { query, seen: seen!, bounds, steadyUntil: boundsSteadyUntil(q, { include, siteTimezone: config.siteTimezone, now: s.now }) };
+  return { query, seen: seen!, bounds };
 }
 
 /**
