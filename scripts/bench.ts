@@ -30,8 +30,9 @@ scenario, the engines taking turns. Writes bench/results.md, bench/requests.svg 
   --duration S                   seconds measured per scenario (default 10)
   --warmup S                     seconds of load before each measurement (default 2)
   --connections N                connections of the load generator (default 32)
-  --rounds N                     alternating rounds of anonymous and authenticated reads, of the 95/5 mix and its
-                                 baseline, of the reads with the cache off, and of one and two workers (default 3)
+  --rounds N                     rounds of every read and of the 95/5 mix (each on each engine, then on the
+                                 baseline; anonymous and authenticated reads by id alternate), of the reads with
+                                 the cache off, and of one and two workers (default 3); each row is the median round
   --growth                       also 10,000 and 1,000,000 events on each engine, p50 growth (adds about 25 minutes
                                  per engine, most of it seeding); without it, the growth sections of bench/results.md
                                  are kept, dated
@@ -67,7 +68,7 @@ if (!engines.length) throw new Error('--engine is both, sqlite or postgres');
 const duration = Number(values.duration);
 const warmup = Number(values.warmup);
 const connections = Number(values.connections);
-/** Alternating rounds of anonymous and authenticated GET by id (their medians are compared), and of the reads with the cache off. */
+/** Rounds of every read as served and of the mix, of the reads with the cache off and of one and two workers (see `--rounds`). */
 const rounds = Math.max(1, Number(values.rounds));
 /** The 95/5 read/write mix: measured in rounds, as the reads by id are (see `--rounds`). */
 const MIX = '95/5 read/write mix';
@@ -361,7 +362,8 @@ const report = (name: string, m: Measured, note = '') =>
 type Stall = Awaited<ReturnType<typeof besideCostly>>;
 interface Pair { anonymous: Measured[]; authenticated: Measured[] }
 /** What the main run measured on one engine. */
-interface EngineResults { rows: Row[]; pair: Pair; mix: Measured[]; uncached: Map<string, Measured[]>; stall: Stall; workers: { served: Scaling; uncached: Scaling } }
+/** `rounds`: the runs of each read as served but the reads by id (in `pair`), and of the mix. */
+interface EngineResults { rows: Row[]; pair: Pair; rounds: Map<string, Measured[]>; uncached: Map<string, Measured[]>; stall: Stall; workers: { served: Scaling; uncached: Scaling } }
 
 /** The bytes of one answer of a scenario (a POST scenario's: one created event), for the baseline's bodies. */
 async function answerSize(url: string, data: Dataset, scenario: Scenario): Promise<number> {
@@ -403,42 +405,26 @@ async function measure(datasets: Dataset[]): Promise<Map<Engine, EngineResults>>
     baselines[i] = await load(baseline.url, { ...sc, paths: [`/s${i}`], postPath: sc.postPath && `/s${i}` }, {}, { pid: baseline.child.pid });
     report(`baseline for ${sc.name}`, baselines[i]!);
   };
+  const pairIndexes = { anonymous: 0, authenticated: 1 } as const;
   const perEngine = new Map(datasets.map((data) => [data.engine, {
     measured: [] as (Measured & { scenario: string; index: number })[],
     pair: { anonymous: [], authenticated: [] } as Pair,
-    mix: [] as Measured[],
+    rounds: new Map<string, Measured[]>(first.scenarios.filter((sc, i) => (sc.read || sc.name === MIX) && i > pairIndexes.authenticated).map((sc) => [sc.name, []])),
     uncached: new Map<string, Measured[]>(uncachedIndexes.map((i) => [first.scenarios[i]!.name, []])),
   }]));
-  const pairIndexes = { anonymous: 0, authenticated: 1 } as const;
   const mixIndex = first.scenarios.findIndex((s) => s.name === MIX);
-  const mixBaselines: Measured[] = [];
   for (const [i] of first.scenarios.entries()) {
     if (i === pairIndexes.authenticated) continue; // in rounds with the anonymous reads
-    if (i === mixIndex) {
-      // the mix's targets sit near this machine's run-to-run noise: rounds, each engine's followed by the baseline's
-      const sc = first.scenarios[i]!;
-      for (let r = 0; r < rounds; r++) {
-        for (const { data, served } of engineServers) {
-          const m = await load(served.url, data.scenarios[i]!, headersOf(data.scenarios[i]!, data.auth), watchOf(served, data));
-          perEngine.get(data.engine)!.mix.push(m);
-          report(`${ENGINE_NAMES[data.engine]}: ${sc.name}`, m, ` (round ${r + 1})`);
-        }
-        await measureBaseline(i);
-        mixBaselines.push(baselines[i]!);
-      }
-      for (const { measured, mix } of perEngine.values()) measured.push({ ...median(mix), scenario: sc.name, index: i });
-      baselines[i] = median(mixBaselines);
-      continue;
-    }
+    const sc = first.scenarios[i]!;
     if (i === pairIndexes.anonymous) {
       // anonymous and authenticated reads by id alternate, so that neither gets the machine's better moments
       for (let r = 0; r < rounds; r++) {
         for (const { data, served } of engineServers) {
           for (const kind of ['anonymous', 'authenticated'] as const) {
-            const sc = data.scenarios[pairIndexes[kind]]!;
-            const m = await load(served.url, sc, headersOf(sc, data.auth), watchOf(served, data));
+            const pairScenario = data.scenarios[pairIndexes[kind]]!;
+            const m = await load(served.url, pairScenario, headersOf(pairScenario, data.auth), watchOf(served, data));
             perEngine.get(data.engine)!.pair[kind].push(m);
-            report(`${ENGINE_NAMES[data.engine]}: ${sc.name}`, m, ` (round ${r + 1})`);
+            report(`${ENGINE_NAMES[data.engine]}: ${pairScenario.name}`, m, ` (round ${r + 1})`);
           }
         }
       }
@@ -449,9 +435,25 @@ async function measure(datasets: Dataset[]): Promise<Map<Engine, EngineResults>>
       await measureBaseline(pairIndexes.authenticated);
       continue;
     }
+    if (sc.read || i === mixIndex) {
+      // a single run of a read moved by up to a third from one run to the next on this machine, and the engines are
+      // compared read by read: rounds, each scenario on each engine in turn and then on the baseline, medians kept
+      const baselineRounds: Measured[] = [];
+      for (let r = 0; r < rounds; r++) {
+        for (const { data, served } of engineServers) {
+          const m = await load(served.url, data.scenarios[i]!, headersOf(data.scenarios[i]!, data.auth), watchOf(served, data));
+          perEngine.get(data.engine)!.rounds.get(sc.name)!.push(m);
+          report(`${ENGINE_NAMES[data.engine]}: ${sc.name}`, m, ` (round ${r + 1})`);
+        }
+        await measureBaseline(i);
+        baselineRounds.push(baselines[i]!);
+      }
+      for (const { measured, rounds: byName } of perEngine.values()) measured.push({ ...median(byName.get(sc.name)!), scenario: sc.name, index: i });
+      baselines[i] = median(baselineRounds);
+      continue;
+    }
     for (const { data, served } of engineServers) {
-      const sc = data.scenarios[i]!;
-      const m = await load(served.url, sc, headersOf(sc, data.auth), watchOf(served, data));
+      const m = await load(served.url, data.scenarios[i]!, headersOf(data.scenarios[i]!, data.auth), watchOf(served, data));
       perEngine.get(data.engine)!.measured.push({ ...m, scenario: sc.name, index: i });
       report(`${ENGINE_NAMES[data.engine]}: ${sc.name}`, m);
     }
@@ -481,14 +483,14 @@ async function measure(datasets: Dataset[]): Promise<Map<Engine, EngineResults>>
 
   const results = new Map<Engine, EngineResults>();
   for (const data of datasets) {
-    const { measured, pair, mix, uncached } = perEngine.get(data.engine)!;
+    const { measured, pair, rounds: runs, uncached } = perEngine.get(data.engine)!;
     const rows = measured.map((m): Row => {
       const b = baselines[m.index]!;
       return { engine: data.engine, scenario: m.scenario, almanac: m.result, baseline: b.result, ratio: m.result.requestsPerSecond / b.result.requestsPerSecond, rssMb: m.rssMb, cpuUs: m.cpuUs, baselineCpuUs: b.cpuUs, databaseCpuUs: m.databaseCpuUs };
     });
     process.stderr.write(`\n== one and two workers on ${ENGINE_NAMES[data.engine]}\n`);
     const workers = { served: await workerScaling(data, {}), uncached: await workerScaling(data, CACHE_OFF) };
-    results.set(data.engine, { rows, pair, mix, uncached, stall: stalls.get(data.engine)!, workers });
+    results.set(data.engine, { rows, pair, rounds: runs, uncached, stall: stalls.get(data.engine)!, workers });
   }
   return results;
 }
@@ -855,7 +857,8 @@ Anonymous and authenticated GET /events/{id} ran in ${rounds} alternating rounds
 The reads with the cache off ran in ${rounds} rounds, each scenario in turn; the table shows each one's median round:
 ${[...results.uncached].map(([name, runs]) => `- ${roundsLine(name, runs)}`).join('\n')}
 
-The 95/5 read/write mix ran in ${results.mix.length} rounds, each followed by its baseline; the table shows the median round (and the baseline's median): ${results.mix.map((m) => `${Math.round(rps(m))} req/s (p99 ${m.result.p99} ms)`).join(', ')}.
+The other reads as served and the 95/5 read/write mix ran in ${rounds} rounds, each round of a scenario on each engine in turn and then on the baseline; the table shows each one's median round (and the baselines' median):
+${[...results.rounds].map(([name, runs]) => `- ${roundsLine(name, runs)}; p99 ${runs.map((m) => m.result.p99).join(', ')} ms`).join('\n')}
 
 One and two workers on GET /events/{id}, both up at once, ${rounds} alternating rounds of ${SCALING.duration} s each (medians); the load generator shares the two cores:
 ${scalingLines(results.workers.served, 'as served')}
