@@ -16,6 +16,13 @@ const create = async (json: Record<string, unknown>) =>
   (await s.raw('POST', `${NS}/events`, { as: s.admin, json: { start_date: '2031-06-01 10:00', end_date: '2031-06-01 11:00', ...json } })).body;
 const list = `${NS}/events?start_date=2031-06-01&end_date=2031-06-30`;
 
+/** Whether the answer of a request (by its request id) was computed, not taken from the cache. */
+const computed = (requestId: string) => {
+  const line = s.logs.map((l) => JSON.parse(l) as { msg?: string; requestId?: string; cached?: boolean; front?: boolean })
+    .find((l) => l.msg === 'request' && l.requestId === requestId);
+  return !line!.cached && !line!.front;
+};
+
 /**
  * A cache of 16,000 bytes of its own, on the server's change tracker, and a way to keep in it an answer whose body is
  * `size` bytes of `fill`, read from nothing.
@@ -83,11 +90,6 @@ describe('the response cache is exact', () => {
   it('keeps an event list whose dates stay as they are past its second, and one with a date relative to the clock for its second only', async () => {
     await create({ title: 'Listed past its second', start_date: '2031-12-01 10:00', end_date: '2031-12-01 11:00' });
     const lists = { 'fixed dates': list, 'the default window': `${NS}/events`, 'a relative date': `${NS}/events?start_date=today&end_date=2031-12-31` };
-    const computed = (requestId: string) => {
-      const line = s.logs.map((l) => JSON.parse(l) as { msg?: string; requestId?: string; cached?: boolean; front?: boolean })
-        .find((l) => l.msg === 'request' && l.requestId === requestId);
-      return !line!.cached && !line!.front;
-    };
     const firstDay = new Date().toISOString().slice(0, 10);
     const first = await Promise.all(Object.values(lists).map((path) => s.raw('GET', path)));
     await new Promise((resolve) => setTimeout(resolve, 1100));
@@ -102,6 +104,29 @@ describe('the response cache is exact', () => {
       if (what === 'the default window' && midnightPassed) return; // computed again then, rightly
       expect(computed(again[i]!.headers.get('x-request-id')!), what).toBe(what === 'a relative date');
     });
+  });
+
+  it('keeps venue, organizer, category and tag lists past their second, but one only with upcoming events for its second, and counts a scheduled event once it is due', async () => {
+    const category = (await s.raw('POST', `${NS}/categories`, { as: s.admin, json: { name: 'Kept past its second' } })).body.id as number;
+    const dueMs = Date.now() + 4000;
+    const scheduled = await create({ title: 'Due soon', start_date: '2032-01-05 10:00', end_date: '2032-01-05 11:00', categories: [category], date_utc: new Date(dueMs).toISOString().slice(0, 19).replace('T', ' ') });
+    expect(scheduled.status).toBe('future');
+    const categories = `${NS}/categories?include=${category}&hide_empty=0`;
+    const lists = { venues: `${NS}/venues`, organizers: `${NS}/organizers`, categories, tags: `${NS}/tags?hide_empty=0`, 'venues with upcoming events': `${NS}/venues?only_with_upcoming=1` };
+    const first = await Promise.all(Object.values(lists).map((path) => s.raw('GET', path)));
+    expect(first[2]!.body.categories[0].count).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const again = await Promise.all(Object.values(lists).map((path) => s.raw('GET', path)));
+    expect(Date.now()).toBeLessThan(dueMs); // else the event falling due retired them all
+    Object.keys(lists).forEach((what, i) => {
+      expect(again[i]!.text, what).toBe(first[i]!.text);
+      expect(again[i]!.headers.get('etag'), what).toBe(first[i]!.headers.get('etag'));
+      expect(computed(again[i]!.headers.get('x-request-id')!), what).toBe(what === 'venues with upcoming events');
+    });
+    await new Promise((resolve) => setTimeout(resolve, dueMs + 700 - Date.now()));
+    const due = await s.raw('GET', categories);
+    expect(computed(due.headers.get('x-request-id')!)).toBe(true);
+    expect(due.body.categories[0].count).toBe(1);
   });
 
   it('computes an answer once for the requests that ask for it together, and each gets it', async () => {

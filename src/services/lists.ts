@@ -302,6 +302,9 @@ async function changes(repos: Repositories, config: Config, type: PostType, q: S
 
 async function linkedPage(repos: Repositories, config: Config, type: 'venue' | 'organizer', q: LinkedListParams, declared: OperationParams, state: RequestState): Promise<ListAnswer> {
   if (syncRequested(state)) return changes(repos, config, type, q, state);
+  const onlyWithUpcoming = q.only_with_upcoming !== undefined && isTruthy(q.only_with_upcoming);
+  // only `only_with_upcoming` moves with the clock; scheduled records falling due retire every answer
+  if (!onlyWithUpcoming) state.reads?.steadyUntil(Infinity);
   const page = q.page ?? 1;
   const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
   const problems: Record<string, string> = {};
@@ -326,7 +329,7 @@ async function linkedPage(repos: Repositories, config: Config, type: 'venue' | '
     words,
     event: event ?? undefined,
     hasEvents: q.has_events !== undefined ? isTruthy(q.has_events) : undefined,
-    onlyWithUpcoming: q.only_with_upcoming !== undefined && isTruthy(q.only_with_upcoming),
+    onlyWithUpcoming,
   };
   const offset = (page - 1) * perPage;
   const tooDeep = depthProblem(page, perPage);
