@@ -40,7 +40,7 @@ scenario, the engines taking turns. Writes bench/results.md, bench/requests.svg 
   --stall-only                   only GET /events/{id} beside the costliest anonymous requests
   --help                         this text
 
-A default run (both engines, 100,000 events) takes about 18 minutes on an idle two-core machine, up to 30 on a
+A default run (both engines, 100,000 events) takes about 28 minutes on an idle two-core machine, up to 40 on a
 busy one.
 `;
 const { values } = parseArgs({
