@@ -361,8 +361,10 @@ const report = (name: string, m: Measured, note = '') =>
 
 type Stall = Awaited<ReturnType<typeof besideCostly>>;
 interface Pair { anonymous: Measured[]; authenticated: Measured[] }
-/** What the main run measured on one engine. */
-/** `rounds`: the runs of each read as served but the reads by id (in `pair`), and of the mix. */
+/**
+ * What the main run measured on one engine. `rounds`: the runs of each read as served but the reads by id (those are
+ * in `pair`), and of the mix.
+ */
 interface EngineResults { rows: Row[]; pair: Pair; rounds: Map<string, Measured[]>; uncached: Map<string, Measured[]>; stall: Stall; workers: { served: Scaling; uncached: Scaling } }
 
 /** The bytes of one answer of a scenario (a POST scenario's: one created event), for the baseline's bodies. */
