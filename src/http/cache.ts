@@ -16,7 +16,7 @@ import { generationFor } from './requestGeneration.js';
  * - list and index answers also belong to the second they were computed in: their time-dependent parts (default
  *   window, relative dates, "upcoming", scheduled records falling due, computed defaults) are all computed at
  *   one-second resolution; unless what computed one said how long the clock leaves it as it is (ReadSet.steadyUntil):
- *   an event list whose dates are the default window or fixed dates holds until the site's midnight, or for good,
+ *   an event list or feed whose dates are the default window or fixed dates holds until the site's midnight, or for good,
  *   and so do venue and organizer lists but those `only_with_upcoming`, and category and tag lists;
  * - the key holds the caller (user and role), the site address and the request as the handler reads it (path,
  *   language, declared parameters, `_fields`; see `requestKey`).

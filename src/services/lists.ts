@@ -112,11 +112,7 @@ export class ListService {
       const perPage = Math.min(q.per_page ?? 10, MAX_PER_PAGE);
       const s = new PostService(repos, this.config, state);
       const { query, seen, bounds } = await eventFilters(repos, this.config, q, state, s, { feed: false, password: q.password });
-      if (state.reads) {
-        // nothing else of the page moves with the clock but scheduled records, whose falling due retires every answer
-        const steady = boundsSteadyUntil(q, { include: q.include !== undefined, siteTimezone: this.config.siteTimezone, now: s.now });
-        if (steady !== null) state.reads.steadyUntil(steady);
-      }
+      this.heldWhileTheDatesHold(q, state, s);
       const edit = isEditContext(q);
       if (edit) s.requireEditContextOf('event');
       const offset = (page - 1) * perPage;
@@ -152,6 +148,7 @@ export class ListService {
     return this.engine.readList(async (repos) => {
       const s = new PostService(repos, this.config, state);
       const { query } = await eventFilters(repos, this.config, c.request.query, state, s, { feed: true });
+      this.heldWhileTheDatesHold(c.request.query, state, s); // DTSTAMP is each event's last change, not the clock
       const { ids } = await repos.posts.listEvents({ ...query, withoutPassword: true, limit: MAX_FEED_EVENTS, offset: 0 });
       // read and rendered a run at a time, letting the event loop answer others in between (eight descriptions of
       // 3.6 MB at once held it for 4 s)
@@ -160,6 +157,17 @@ export class ListService {
       for await (const run of s.recordRuns('event', ids)) parts.push(renderEvents(await calendarEntries(repos, s, run), host, FEED_DESCRIPTION_MAX));
       return iCalendarOf('Events', parts);
     }, state.reads);
+  }
+
+  /**
+   * Tells the response cache how long the clock leaves an event list or feed as it is: as long as its dates (see
+   * boundsSteadyUntil). Nothing else in it moves with the clock but scheduled records, whose falling due retires
+   * every answer.
+   */
+  private heldWhileTheDatesHold(q: EventFilterParams, state: RequestState, s: PostService): void {
+    if (!state.reads) return;
+    const steady = boundsSteadyUntil(q, { include: q.include !== undefined, siteTimezone: this.config.siteTimezone, now: s.now });
+    if (steady !== null) state.reads.steadyUntil(steady);
   }
 
   /** The iCalendar file of one event. */
