@@ -411,10 +411,9 @@ async function measure(datasets: Dataset[]): Promise<Map<Engine, EngineResults>>
   const perEngine = new Map(datasets.map((data) => [data.engine, {
     measured: [] as (Measured & { scenario: string; index: number })[],
     pair: { anonymous: [], authenticated: [] } as Pair,
-    rounds: new Map<string, Measured[]>(first.scenarios.filter((sc, i) => (sc.read || sc.name === MIX) && i > pairIndexes.authenticated).map((sc) => [sc.name, []])),
+    rounds: new Map<string, Measured[]>(),
     uncached: new Map<string, Measured[]>(uncachedIndexes.map((i) => [first.scenarios[i]!.name, []])),
   }]));
-  const mixIndex = first.scenarios.findIndex((s) => s.name === MIX);
   for (const [i] of first.scenarios.entries()) {
     if (i === pairIndexes.authenticated) continue; // in rounds with the anonymous reads
     const sc = first.scenarios[i]!;
@@ -437,9 +436,10 @@ async function measure(datasets: Dataset[]): Promise<Map<Engine, EngineResults>>
       await measureBaseline(pairIndexes.authenticated);
       continue;
     }
-    if (sc.read || i === mixIndex) {
+    if (sc.read || sc.name === MIX) {
       // a single run of a read moved by up to a third from one run to the next on this machine, and the engines are
       // compared read by read: rounds, each scenario on each engine in turn and then on the baseline, medians kept
+      for (const { rounds: byName } of perEngine.values()) byName.set(sc.name, []);
       const baselineRounds: Measured[] = [];
       for (let r = 0; r < rounds; r++) {
         for (const { data, served } of engineServers) {
