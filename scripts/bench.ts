@@ -10,9 +10,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { createServer } from 'node:net';
 import { cpus, totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { RARE_WORD } from '../src/db/seed.js';
+import { commandLine, usageError, wholeNumber } from './commandLine.js';
 import { cpuUsPerRequest, procStatus, processTreeCpuTicks } from './benchProc.js';
 import { startCluster, type Cluster } from './postgresCluster.js';
 import { projectRoot } from '../src/paths.js';
@@ -43,33 +43,27 @@ scenario, the engines taking turns. Writes bench/results.md, bench/requests.svg 
 A default run (both engines, 100,000 events) takes about 28 minutes on an idle two-core machine, up to 40 on a
 busy one.
 `;
-const { values } = parseArgs({
-  options: {
-    events: { type: 'string', default: '100000' },
-    growth: { type: 'boolean', default: false },
-    duration: { type: 'string', default: '10' },
-    warmup: { type: 'string', default: '2' },
-    connections: { type: 'string', default: '32' },
-    rounds: { type: 'string', default: '3' },
-    profile: { type: 'boolean', default: false },
-    'stall-only': { type: 'boolean', default: false },
-    engine: { type: 'string', default: 'both' },
-    help: { type: 'boolean', short: 'h', default: false },
-  },
-});
-if (values.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
+const values = commandLine('bench', {
+  events: { type: 'string', default: '100000' },
+  growth: { type: 'boolean', default: false },
+  duration: { type: 'string', default: '10' },
+  warmup: { type: 'string', default: '2' },
+  connections: { type: 'string', default: '32' },
+  rounds: { type: 'string', default: '3' },
+  profile: { type: 'boolean', default: false },
+  'stall-only': { type: 'boolean', default: false },
+  engine: { type: 'string', default: 'both' },
+}, HELP);
 type Engine = 'sqlite' | 'postgres';
 const ENGINE_NAMES: Record<Engine, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 const engines: Engine[] = values.engine === 'both' ? ['sqlite', 'postgres'] : values.engine === 'sqlite' || values.engine === 'postgres' ? [values.engine] : [];
-if (!engines.length) throw new Error('--engine is both, sqlite or postgres');
-const duration = Number(values.duration);
-const warmup = Number(values.warmup);
-const connections = Number(values.connections);
+if (!engines.length) usageError('bench', `--engine is both, sqlite or postgres, not "${values.engine}"`, HELP);
+const eventCount = wholeNumber('bench', 'events', values.events, 1, HELP);
+const duration = wholeNumber('bench', 'duration', values.duration, 1, HELP);
+const warmup = wholeNumber('bench', 'warmup', values.warmup, 0, HELP);
+const connections = wholeNumber('bench', 'connections', values.connections, 1, HELP);
 /** Rounds of every read as served and of the mix, of the reads with the cache off and of one and two workers (see `--rounds`). */
-const rounds = Math.max(1, Number(values.rounds));
+const rounds = wholeNumber('bench', 'rounds', values.rounds, 1, HELP);
 /** The 95/5 read/write mix: measured in rounds, as the reads by id are (see `--rounds`). */
 const MIX = '95/5 read/write mix';
 /** Growth runs are shorter and alternate between the two sizes, so drift in the machine's load hits both alike. */
@@ -636,7 +630,7 @@ const us = (value: number | null) => (value === null ? '—' : value.toFixed(0))
  */
 function previousSqliteFigures(text: string): { when: string; ratios: Map<string, number> } | null {
   const head = /Run on ([^,]+ UTC).*?([\d,]+) events(?: each)?, (\d+) connections, (\d+) s per scenario/.exec(text);
-  if (!head || Number(head[2]!.replace(/,/g, '')) !== Number(values.events) || Number(head[3]) !== connections || Number(head[4]) !== duration) return null;
+  if (!head || Number(head[2]!.replace(/,/g, '')) !== eventCount || Number(head[3]) !== connections || Number(head[4]) !== duration) return null;
   const sqlite = text.indexOf('\n## SQLite\n');
   if (sqlite < 0 && /PostgreSQL \(a local server/.test(text.split('\n## ')[0]!)) return null;
   const lines = text.slice(Math.max(0, sqlite)).split('\n');
@@ -722,7 +716,7 @@ ${panels.join('\n')}
 
 if (values['stall-only']) {
   for (const engine of engines) {
-    const data = await prepare(Number(values.events), engine);
+    const data = await prepare(eventCount, engine);
     try {
       const { probe, costly } = await stallOnly(data);
       process.stdout.write(`${ENGINE_NAMES[engine]}: GET /events/{id} beside ${data.costly.name}: p50 ${probe.p50} ms, p99 ${probe.p99} ms; costly ${costly.requestsPerSecond.toFixed(1)} req/s, errors ${costly.errors}\n`);
@@ -734,7 +728,7 @@ if (values['stall-only']) {
 }
 
 const datasets: Dataset[] = [];
-for (const engine of engines) datasets.push(await prepare(Number(values.events), engine));
+for (const engine of engines) datasets.push(await prepare(eventCount, engine));
 let measured: Map<Engine, EngineResults>;
 let twoNodeRun: TwoNodes | null = null;
 try {
@@ -885,7 +879,7 @@ This run proves correctness under load, not scaling: both nodes, PostgreSQL and 
 const engineList = engines.map((e) => (e === 'postgres' ? 'PostgreSQL (a local server on the same machine)' : 'SQLite')).join(' and ');
 let text = `# Almanac benchmark
 
-Run on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${machine}; ${engineList}, ${Number(values.events).toLocaleString('en')} events${engines.length > 1 ? ' each' : ''}, ${connections} connections, ${duration} s per scenario after ${warmup} s of warm-up, one worker. ${engines.length > 1 ? 'Each scenario ran on each engine in turn, then on the baseline, so drift in the machine\'s load hits both engines alike. ' : ''}Ratios compare with a bare node:http server answering bodies of the same size in the same run. Latencies are taken from every answer (not rounded to whole milliseconds); CPU µs/req is the Almanac server process's CPU time over the requests it answered (warm-up included)${postgres ? ', and PostgreSQL CPU µs/req the database server\'s (the postmaster and all its processes) over the same requests: on one machine it is part of each request\'s cost' : ''}. The rows "cache off" are answered by a server with the response cache off (\`ALMANAC_CACHE_MB=0\`), every answer computed.
+Run on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${machine}; ${engineList}, ${eventCount.toLocaleString('en')} events${engines.length > 1 ? ' each' : ''}, ${connections} connections, ${duration} s per scenario after ${warmup} s of warm-up, one worker. ${engines.length > 1 ? 'Each scenario ran on each engine in turn, then on the baseline, so drift in the machine\'s load hits both engines alike. ' : ''}Ratios compare with a bare node:http server answering bodies of the same size in the same run. Latencies are taken from every answer (not rounded to whole milliseconds); CPU µs/req is the Almanac server process's CPU time over the requests it answered (warm-up included)${postgres ? ', and PostgreSQL CPU µs/req the database server\'s (the postmaster and all its processes) over the same requests: on one machine it is part of each request\'s cost' : ''}. The rows "cache off" are answered by a server with the response cache off (\`ALMANAC_CACHE_MB=0\`), every answer computed.
 
 ${[...measured.entries()].map(([engine, results]) => engineSection(engine, results)).join('\n')}
 ![requests per second](requests.svg)

@@ -12,8 +12,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createHttpServer } from '../src/server.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { createApp } from '../src/app.js';
+import { commandLine, wholeNumber } from './commandLine.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { openEngine } from '../src/db/open.js';
 import { addGeneratedPassword, ensureBootstrapAdmin } from '../src/domain/passwords.js';
@@ -21,20 +21,26 @@ import { createLogger } from '../src/log.js';
 import { answerBody, ContractChecker } from '../test/helpers/contract.js';
 import { basicAuth, createFixtures, describeRequest, fuzzProperty, settings, type Credentials, type FuzzContext, type FuzzFailure, type FuzzRequest, type FuzzTarget, type RawAnswer } from './fuzzGenerators.js';
 
-const { values } = parseArgs({
-  options: {
-    runs: { type: 'string', default: '2000' },
-    seed: { type: 'string' },
-    all: { type: 'boolean', default: false },
-    verbose: { type: 'boolean', default: false },
-  },
-});
-const runs = Number(values.runs);
-const seed = values.seed !== undefined ? Number(values.seed) : Math.floor(Math.random() * 2 ** 31);
-if (!Number.isSafeInteger(runs) || runs < 1 || !Number.isSafeInteger(seed)) {
-  console.error('usage: npm run fuzz -- [--runs N] [--seed S] [--all]   (--all: also send requests that reproduce known bugs)');
-  process.exit(2);
-}
+const USAGE = `npm run fuzz -- [options]
+
+Sends requests generated from the spec (valid ones, and ones broken in one way) to an Almanac started in this
+process on a temporary SQLite file, and checks every answer against the spec and the server's rules. Failures are
+grouped by kind, each with one request that shows it. Exits 1 when anything failed.
+
+  --runs N      requests to send (default 2000)
+  --seed S      the generators' seed, to replay a run (default: a random one, printed at the end)
+  --all         also send the requests that reproduce known server bugs (left out by default)
+  --verbose     list the valid requests the server refused, to see what the generators miss
+  --help        this text
+`;
+const values = commandLine('fuzz', {
+  runs: { type: 'string', default: '2000' },
+  seed: { type: 'string' },
+  all: { type: 'boolean', default: false },
+  verbose: { type: 'boolean', default: false },
+}, USAGE);
+const runs = wholeNumber('fuzz', 'runs', values.runs, 1, USAGE);
+const seed = values.seed !== undefined ? wholeNumber('fuzz', 'seed', values.seed, 0, USAGE) : Math.floor(Math.random() * 2 ** 31);
 settings.excludeKnownBugs = !values.all;
 
 const dir = mkdtempSync(join(tmpdir(), 'almanac-fuzz-'));
